@@ -1,0 +1,28 @@
+//===- InitAll.cpp - register every dialect and pass gacc uses --------------===//
+
+#include "compiler/InitAll.h"
+#include "dialects/gacc/GaccDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+void gacc::registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<mlir::gacc::GaccDialect, mlir::arith::ArithDialect,
+                  mlir::bufferization::BufferizationDialect,
+                  mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
+                  mlir::math::MathDialect, mlir::memref::MemRefDialect,
+                  mlir::scf::SCFDialect, mlir::tensor::TensorDialect>();
+}
+
+void gacc::registerAllPasses() {
+  // Generic transforms (canonicalize, cse, inline, symbol-dce, ...). Each
+  // gacc pass registers here as it lands.
+  mlir::registerTransformsPasses();
+}

@@ -1,0 +1,117 @@
+//===- GaccAttrs.cpp - gacc enums and attributes ----------------------------===//
+//
+// Attribute verifiers: the ranges PyTorch's optimizers, initializers and
+// schedulers accept, so a bad configuration fails at parse time with a
+// location instead of training on garbage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/gacc/GaccAttrs.h"
+#include "dialects/gacc/GaccDialect.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+#include "dialects/gacc/GaccEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/gacc/GaccAttrs.cpp.inc"
+
+void GaccDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/gacc/GaccAttrs.cpp.inc"
+      >();
+}
+
+LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               InitKind kind, APFloat scaleAttr, uint64_t seed) {
+  double scale = scaleAttr.convertToDouble();
+  if ((kind == InitKind::zeros || kind == InitKind::ones) && scale != 1.0)
+    return emitError() << "'" << stringifyInitKind(kind)
+                       << "' initializer takes no scale";
+  if (!(scale > 0.0))
+    return emitError() << "initializer scale must be positive, got " << scale;
+  return success();
+}
+
+LogicalResult SGDAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              APFloat lrAttr, APFloat momentumAttr,
+                              APFloat dampeningAttr, APFloat weightDecayAttr,
+                              bool nesterov) {
+  double lr = lrAttr.convertToDouble();
+  double momentum = momentumAttr.convertToDouble();
+  double dampening = dampeningAttr.convertToDouble();
+  double weightDecay = weightDecayAttr.convertToDouble();
+  if (!(lr > 0.0))
+    return emitError() << "learning rate must be positive, got " << lr;
+  if (!(momentum >= 0.0))
+    return emitError() << "momentum must be non-negative, got " << momentum;
+  if (!(dampening >= 0.0 && dampening <= 1.0))
+    return emitError() << "dampening must be in [0, 1], got " << dampening;
+  if (!(weightDecay >= 0.0))
+    return emitError() << "weight decay must be non-negative, got "
+                       << weightDecay;
+  if (nesterov && (momentum == 0.0 || dampening != 0.0))
+    return emitError()
+           << "nesterov momentum requires a positive momentum and zero "
+              "dampening";
+  return success();
+}
+
+LogicalResult AdamWAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                APFloat lrAttr, APFloat beta1Attr,
+                                APFloat beta2Attr, APFloat epsAttr,
+                                APFloat weightDecayAttr) {
+  double lr = lrAttr.convertToDouble();
+  double beta1 = beta1Attr.convertToDouble();
+  double beta2 = beta2Attr.convertToDouble();
+  double eps = epsAttr.convertToDouble();
+  double weightDecay = weightDecayAttr.convertToDouble();
+  if (!(lr > 0.0))
+    return emitError() << "learning rate must be positive, got " << lr;
+  if (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0))
+    return emitError() << "betas must be in [0, 1), got (" << beta1 << ", "
+                       << beta2 << ")";
+  if (!(eps > 0.0))
+    return emitError() << "eps must be positive, got " << eps;
+  if (!(weightDecay >= 0.0))
+    return emitError() << "weight decay must be non-negative, got "
+                       << weightDecay;
+  return success();
+}
+
+LogicalResult
+WarmupCosineScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 uint64_t warmupSteps, uint64_t totalSteps,
+                                 APFloat minLrAttr) {
+  double minLr = minLrAttr.convertToDouble();
+  if (totalSteps == 0)
+    return emitError() << "total_steps must be positive";
+  if (warmupSteps > totalSteps)
+    return emitError() << "warmup_steps (" << warmupSteps
+                       << ") exceeds total_steps (" << totalSteps << ")";
+  if (!(minLr >= 0.0))
+    return emitError() << "min_lr must be non-negative, got " << minLr;
+  return success();
+}
+
+LogicalResult RematAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                RematPolicy policy, uint64_t budget) {
+  if (policy == RematPolicy::budget && budget == 0)
+    return emitError() << "the 'budget' policy needs a positive budget in bytes";
+  if (policy != RematPolicy::budget && budget != 0)
+    return emitError() << "a budget applies only to the 'budget' policy";
+  return success();
+}
+
+LogicalResult ZeroAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               uint64_t stage, uint64_t ranks) {
+  if (stage > 3)
+    return emitError() << "ZeRO stage must be 0, 1, 2 or 3, got " << stage;
+  if (ranks == 0)
+    return emitError() << "ZeRO needs at least one rank";
+  return success();
+}

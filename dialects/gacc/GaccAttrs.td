@@ -1,0 +1,242 @@
+//===- GaccAttrs.td - gacc enums and attributes ------------*- tablegen -*-===//
+//
+// Initializers, optimizers, learning-rate schedules and the transform
+// configuration (precision, rematerialization, ZeRO) of a training step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GACC_ATTRS_TD
+#define GACC_ATTRS_TD
+
+include "dialects/gacc/GaccBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Gacc_InitKind : I32EnumAttr<"InitKind", "parameter initializer", [
+    I32EnumAttrCase<"zeros", 0>, I32EnumAttrCase<"ones", 1>,
+    I32EnumAttrCase<"normal", 2>, I32EnumAttrCase<"uniform", 3>,
+    I32EnumAttrCase<"xavier_uniform", 4>, I32EnumAttrCase<"xavier_normal", 5>,
+    I32EnumAttrCase<"kaiming_uniform", 6>, I32EnumAttrCase<"kaiming_normal", 7>
+  ]> {
+  let cppNamespace = "::mlir::gacc";
+  let genSpecializedAttr = 0;
+}
+
+def Gacc_InputKind : I32EnumAttr<"InputKind", "role of a batch input", [
+    I32EnumAttrCase<"features", 0>, I32EnumAttrCase<"labels", 1>,
+    I32EnumAttrCase<"tokens", 2>, I32EnumAttrCase<"mask", 3>
+  ]> {
+  let cppNamespace = "::mlir::gacc";
+  let genSpecializedAttr = 0;
+}
+def Gacc_InputKindAttr : EnumAttr<Gacc_Dialect, Gacc_InputKind, "input_kind"> {
+  let assemblyFormat = "$value";
+}
+
+def Gacc_LossReduction : I32EnumAttr<"LossReduction", "loss reduction", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"mean", 1>,
+    I32EnumAttrCase<"token_mean", 2>
+  ]> {
+  let cppNamespace = "::mlir::gacc";
+  let genSpecializedAttr = 0;
+}
+def Gacc_LossReductionAttr
+    : EnumAttr<Gacc_Dialect, Gacc_LossReduction, "reduction"> {
+  let assemblyFormat = "$value";
+}
+
+def Gacc_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "GELU formula", [I32EnumAttrCase<"erf", 0>, I32EnumAttrCase<"tanh", 1>]> {
+  let cppNamespace = "::mlir::gacc";
+  let genSpecializedAttr = 0;
+}
+def Gacc_GeluApproximationAttr
+    : EnumAttr<Gacc_Dialect, Gacc_GeluApproximation, "gelu_approximation"> {
+  let assemblyFormat = "$value";
+}
+
+def Gacc_Precision : I32EnumAttr<"Precision", "compute precision", [
+    I32EnumAttrCase<"f32", 0>, I32EnumAttrCase<"f16", 1>,
+    I32EnumAttrCase<"bf16", 2>
+  ]> {
+  let cppNamespace = "::mlir::gacc";
+  let genSpecializedAttr = 0;
+}
+def Gacc_PrecisionAttr : EnumAttr<Gacc_Dialect, Gacc_Precision, "precision"> {
+  let assemblyFormat = "$value";
+}
+
+def Gacc_RematPolicy : I32EnumAttr<"RematPolicy",
+    "which forward values the backward pass recomputes", [
+    I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"blocks", 1>,
+    I32EnumAttrCase<"sqrt", 2>, I32EnumAttrCase<"budget", 3>,
+    I32EnumAttrCase<"matmuls", 4>
+  ]> {
+  let cppNamespace = "::mlir::gacc";
+  let genSpecializedAttr = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+// A double-precision parameter printed in the shortest form that round-trips.
+class Gacc_F64Parameter<string desc, string default = "">
+    : AttrOrTypeParameter<"::llvm::APFloat", desc> {
+  let comparator = "$_lhs.bitwiseIsEqual($_rhs)";
+  let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::APFloat> {
+      double value;
+      if ($_parser.parseFloat(value))
+        return ::mlir::failure();
+      return ::llvm::APFloat(value);
+    }() }];
+  let printer = "$_printer.printFloat($_self)";
+  let defaultValue = default;
+}
+
+def Gacc_InitAttr : Gacc_Attr<"Init", "init"> {
+  let summary = "How a parameter is initialized";
+  let description = [{
+    `kind` follows `torch.nn.init`. `scale` is the standard deviation of
+    `normal`, the bound `a` of `uniform` (values in [-a, a]) and the gain of
+    the xavier and kaiming initializers (fan-in and fan-out come from the last
+    two dimensions: `[fan_in, fan_out]` for a `[in, out]` weight). `zeros` and
+    `ones` take no scale. `seed` makes every initializer reproducible.
+
+    ```mlir
+    #gacc.init<zeros>
+    #gacc.init<normal, scale = 2.000000e-02, seed = 7>
+    #gacc.init<kaiming_uniform, seed = 1>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<Gacc_InitKind>:$kind,
+    Gacc_F64Parameter<"scale or gain", "::llvm::APFloat(1.0)">:$scale,
+    DefaultValuedParameter<"uint64_t", "0", "random seed">:$seed
+  );
+  let assemblyFormat = "`<` $kind (`,` struct($scale, $seed)^)? `>`";
+  let genVerifyDecl = 1;
+}
+
+def Gacc_SGDAttr : Gacc_Attr<"SGD", "sgd"> {
+  let summary = "Stochastic gradient descent, as torch.optim.SGD";
+  let description = [{
+    With momentum μ, dampening τ and weight decay λ:
+    `g += λ·θ; b = μ·b + (1-τ)·g; g = nesterov ? g + μ·b : b; θ -= lr·g`.
+    Nesterov needs a positive momentum and zero dampening.
+
+    ```mlir
+    #gacc.sgd<lr = 1.000000e-01, momentum = 9.000000e-01, nesterov = true>
+    ```
+  }];
+  let parameters = (ins
+    Gacc_F64Parameter<"learning rate">:$lr,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.0)">:$momentum,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.0)">:$dampening,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.0)">:$weight_decay,
+    DefaultValuedParameter<"bool", "false">:$nesterov
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Gacc_AdamWAttr : Gacc_Attr<"AdamW", "adamw"> {
+  let summary = "Adam with decoupled weight decay, as torch.optim.AdamW";
+  let description = [{
+    Bias-corrected first and second moments; the weight decay multiplies the
+    parameter by `1 - lr·weight_decay` before the Adam update. Defaults are
+    PyTorch's.
+
+    ```mlir
+    #gacc.adamw<lr = 1.000000e-03, weight_decay = 1.000000e-01>
+    ```
+  }];
+  let parameters = (ins
+    Gacc_F64Parameter<"learning rate">:$lr,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.9)">:$beta1,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.999)">:$beta2,
+    Gacc_F64Parameter<"", "::llvm::APFloat(1.0e-8)">:$eps,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.01)">:$weight_decay
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Gacc_ConstantScheduleAttr : Gacc_Attr<"ConstantSchedule", "constant_lr"> {
+  let summary = "A constant learning rate";
+  let description = [{
+    The optimizer's `lr` at every step.
+
+    ```mlir
+    #gacc.constant_lr
+    ```
+  }];
+}
+
+def Gacc_WarmupCosineScheduleAttr
+    : Gacc_Attr<"WarmupCosineSchedule", "warmup_cosine"> {
+  let summary = "Linear warmup, then cosine decay";
+  let description = [{
+    For step s (counted from 0): `lr·(s+1)/warmup_steps` while
+    `s < warmup_steps`; then cosine decay from `lr` to `min_lr` over the
+    remaining steps up to `total_steps`, and `min_lr` after that.
+
+    ```mlir
+    #gacc.warmup_cosine<warmup_steps = 100, total_steps = 5000, min_lr = 1.000000e-05>
+    ```
+  }];
+  let parameters = (ins
+    "uint64_t":$warmup_steps,
+    "uint64_t":$total_steps,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.0)">:$min_lr
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Gacc_RematAttr : Gacc_Attr<"Remat", "remat"> {
+  let summary = "Rematerialization (activation checkpointing) policy";
+  let description = [{
+    `none` keeps every activation the backward pass needs; `blocks` keeps only
+    block inputs; `sqrt` keeps √n evenly spaced segment inputs; `matmuls` keeps
+    only matmul outputs; `budget` recomputes as little as possible so that the
+    planned peak stays within `budget` bytes (required for, and only for, that
+    policy).
+
+    ```mlir
+    #gacc.remat<sqrt>
+    #gacc.remat<budget, budget = 1073741824>
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<Gacc_RematPolicy>:$policy,
+    DefaultValuedParameter<"uint64_t", "0", "bytes">:$budget
+  );
+  let assemblyFormat = "`<` $policy (`,` struct($budget)^)? `>`";
+  let genVerifyDecl = 1;
+}
+
+def Gacc_ZeroAttr : Gacc_Attr<"Zero", "zero"> {
+  let summary = "ZeRO data-parallel sharding";
+  let description = [{
+    Stage 0 is plain data parallelism (gradients all-reduced); stage 1 shards
+    the optimizer state, stage 2 the gradients too, stage 3 the parameters too,
+    over `ranks` ranks.
+
+    ```mlir
+    #gacc.zero<stage = 2, ranks = 8>
+    ```
+  }];
+  let parameters = (ins "uint64_t":$stage, "uint64_t":$ranks);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Gacc_OptimizerAttr : AnyAttrOf<[Gacc_SGDAttr, Gacc_AdamWAttr]>;
+def Gacc_ScheduleAttr
+    : AnyAttrOf<[Gacc_ConstantScheduleAttr, Gacc_WarmupCosineScheduleAttr]>;
+
+#endif // GACC_ATTRS_TD

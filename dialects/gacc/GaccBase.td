@@ -1,0 +1,67 @@
+//===- GaccBase.td - the gacc dialect and its common classes -*- tablegen -*-===//
+//
+// The dialect definition and the op/attribute base classes shared by
+// GaccAttrs.td and GaccOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GACC_BASE_TD
+#define GACC_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Gacc_Dialect : Dialect {
+  let name = "gacc";
+  let cppNamespace = "::mlir::gacc";
+  let summary = "Neural-network training steps: models, losses and optimizers";
+  let description = [{
+    The `gacc` dialect describes a model and its training step. A module holds
+
+    * `gacc.param` declarations: the trainable parameters, each with a shape,
+      an element type and an initializer;
+    * `gacc.input` declarations: the named tensors of one global batch
+      (features, integer labels or token ids, masks); dimension 0 is the batch;
+    * a model function (`func.func`) that reads parameters and inputs with
+      `gacc.load`, computes with value-semantic tensor ops and returns the
+      scalar loss as its first result;
+    * one `gacc.train_step` that names the model function and configures the
+      optimizer, learning-rate schedule, gradient clipping, batch and
+      micro-batch sizes, precision, rematerialization and ZeRO sharding.
+
+    Elementwise binary ops and `gacc.select` broadcast their operands with
+    NumPy rules: shapes are aligned at their trailing dimensions and each pair
+    of dimensions must be equal or one of them 1. Axes are non-negative.
+
+    ```mlir
+    gacc.param @w : tensor<4x3xf32> = #gacc.init<xavier_uniform, seed = 1>
+    gacc.input @x : tensor<8x4xf32> features
+    gacc.input @y : tensor<8xi32> labels
+    func.func @model() -> tensor<f32> {
+      %x = gacc.load @x : tensor<8x4xf32>
+      %y = gacc.load @y : tensor<8xi32>
+      %w = gacc.load @w : tensor<4x3xf32>
+      %logits = gacc.matmul %x, %w : tensor<8x4xf32>, tensor<4x3xf32>
+      %loss = gacc.cross_entropy mean %logits, %y : tensor<8x3xf32>, tensor<8xi32>
+      return %loss : tensor<f32>
+    }
+    gacc.train_step @train {model = @model, batch_size = 8 : i64,
+                            optimizer = #gacc.sgd<lr = 1.000000e-01>}
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
+}
+
+class Gacc_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Gacc_Dialect, mnemonic, traits>;
+
+class Gacc_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Gacc_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+#endif // GACC_BASE_TD

@@ -1,0 +1,10 @@
+//===- GaccDialect.h - the gacc dialect ---------------------------*- C++ -*-===//
+#ifndef GACC_DIALECTS_GACC_GACCDIALECT_H
+#define GACC_DIALECTS_GACC_GACCDIALECT_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Dialect.h"
+
+#include "dialects/gacc/GaccDialect.h.inc"
+
+#endif // GACC_DIALECTS_GACC_GACCDIALECT_H

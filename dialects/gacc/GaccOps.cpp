@@ -1,0 +1,424 @@
+//===- GaccOps.cpp - gacc operations ----------------------------------------===//
+//
+// Verifiers, type inference and folders. Shape rules that other code reuses
+// live in GaccShapes.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/gacc/GaccOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+static bool isFloat(Type type) { return isa<FloatType>(type); }
+
+//===----------------------------------------------------------------------===//
+// Declarations
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamOp::verify() {
+  InitKind kind = getInit().getKind();
+  bool needsFans = kind == InitKind::xavier_uniform ||
+                   kind == InitKind::xavier_normal ||
+                   kind == InitKind::kaiming_uniform ||
+                   kind == InitKind::kaiming_normal;
+  if (needsFans && getTensorType().getRank() < 2)
+    return emitOpError("initializer '")
+           << stringifyInitKind(kind)
+           << "' needs at least 2 dimensions to compute fan-in and fan-out";
+  return success();
+}
+
+LogicalResult InputOp::verify() {
+  RankedTensorType type = getTensorType();
+  if (type.getRank() < 1)
+    return emitOpError("needs a batch dimension (rank at least 1)");
+  Type element = type.getElementType();
+  switch (getKind()) {
+  case InputKind::features:
+    if (!isFloat(element))
+      return emitOpError("'features' input must have a float element type");
+    break;
+  case InputKind::labels:
+  case InputKind::tokens:
+    if (!element.isSignlessInteger(32) && !element.isSignlessInteger(64))
+      return emitOpError("'")
+             << stringifyInputKind(getKind())
+             << "' input must have an i32 or i64 element type";
+    break;
+  case InputKind::mask:
+    if (!element.isInteger(1) && !isFloat(element))
+      return emitOpError("'mask' input must have an i1 or float element type");
+    break;
+  }
+  return success();
+}
+
+LogicalResult LoadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Operation *decl = symbolTable.lookupNearestSymbolFrom(*this, getNameAttr());
+  if (!decl || !isa<ParamOp, InputOp>(decl))
+    return emitOpError("'") << getName()
+                            << "' does not name a gacc.param or gacc.input";
+  Type declared = isa<ParamOp>(decl) ? cast<ParamOp>(decl).getType()
+                                     : cast<InputOp>(decl).getType();
+  if (declared != getType())
+    return emitOpError("result type ")
+           << getType() << " differs from the declared type " << declared;
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// Elementwise and shape
+//===----------------------------------------------------------------------===//
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  return inferBroadcastResult(location,
+                              {adaptor.getCondition().getType(),
+                               adaptor.getTrueValue().getType(),
+                               adaptor.getFalseValue().getType()},
+                              results);
+}
+
+LogicalResult DropoutOp::verify() {
+  double rate = getRate().convertToDouble();
+  if (!(rate >= 0.0 && rate < 1.0))
+    return emitOpError("rate must be in [0, 1), got ") << rate;
+  return success();
+}
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return emitOptionalError(location, "operands must have rank at least 2, "
+                                       "got ",
+                             lhs.getRank(), " and ", rhs.getRank());
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOptionalError(location, "operand element types differ: ",
+                             lhs.getElementType(), " vs ",
+                             rhs.getElementType());
+  ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
+  int64_t m = a[a.size() - 2], k = a.back();
+  if (adaptor.getTransposeLhs())
+    std::swap(m, k);
+  int64_t kr = b[b.size() - 2], n = b.back();
+  if (adaptor.getTransposeRhs())
+    std::swap(kr, n);
+  if (k != kr)
+    return emitOptionalError(location, "contracting dimensions differ: ", k,
+                             " vs ", kr);
+  std::optional<SmallVector<int64_t>> batch =
+      broadcastShapes(a.drop_back(2), b.drop_back(2));
+  if (!batch)
+    return emitOptionalError(location,
+                             "batch dimensions are not broadcastable");
+  SmallVector<int64_t> shape = *batch;
+  shape.append({m, n});
+  results.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+LogicalResult BroadcastOp::verify() {
+  if (getInput().getType().getElementType() !=
+      getType().getElementType())
+    return emitOpError("element type must not change");
+  if (!isBroadcastableTo(getInput().getType().getShape(),
+                         getType().getShape()))
+    return emitOpError("cannot broadcast ")
+           << getInput().getType() << " to " << getType();
+  return success();
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor) {
+  return getInput().getType() == getType() ? getInput() : nullptr;
+}
+
+LogicalResult ReshapeOp::verify() {
+  auto in = getInput().getType(), out = getType();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("element type must not change");
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError("element count changes from ")
+           << in.getNumElements() << " to " << out.getNumElements();
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  return getInput().getType() == getType() ? getInput() : nullptr;
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> perm = adaptor.getPermutation();
+  if (static_cast<int64_t>(perm.size()) != input.getRank())
+    return emitOptionalError(location, "permutation has ", perm.size(),
+                             " entries for rank ", input.getRank());
+  SmallVector<bool> seen(perm.size(), false);
+  SmallVector<int64_t> shape;
+  for (int64_t dim : perm) {
+    if (dim < 0 || dim >= input.getRank() || seen[dim])
+      return emitOptionalError(location, "permutation must list each "
+                                         "dimension exactly once");
+    seen[dim] = true;
+    shape.push_back(input.getDimSize(dim));
+  }
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  for (auto [i, dim] : llvm::enumerate(getPermutation()))
+    if (static_cast<int64_t>(i) != dim)
+      return nullptr;
+  return getInput();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> location,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> offsets = adaptor.getOffsets(), sizes = adaptor.getSizes();
+  if (static_cast<int64_t>(offsets.size()) != input.getRank() ||
+      static_cast<int64_t>(sizes.size()) != input.getRank())
+    return emitOptionalError(location, "expects one offset and one size per "
+                                       "dimension (rank ",
+                             input.getRank(), ")");
+  for (int64_t d = 0; d < input.getRank(); ++d) {
+    if (offsets[d] < 0 || sizes[d] < 1 ||
+        offsets[d] + sizes[d] > input.getDimSize(d))
+      return emitOptionalError(location, "slice [", offsets[d], ", ",
+                               offsets[d] + sizes[d], ") of dimension ", d,
+                               " is out of bounds [0, ", input.getDimSize(d),
+                               ")");
+  }
+  results.push_back(RankedTensorType::get(sizes, input.getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  if (adaptor.getInputs().empty())
+    return emitOptionalError(location, "expects at least one input");
+  auto first = cast<RankedTensorType>(adaptor.getInputs().front().getType());
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= first.getRank())
+    return emitOptionalError(location, "axis ", axis,
+                             " is out of range for rank ", first.getRank());
+  SmallVector<int64_t> shape(first.getShape());
+  shape[axis] = 0;
+  for (Value input : adaptor.getInputs()) {
+    auto type = cast<RankedTensorType>(input.getType());
+    if (type.getRank() != first.getRank() ||
+        type.getElementType() != first.getElementType())
+      return emitOptionalError(location, "inputs must share rank and element "
+                                         "type");
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != axis && type.getDimSize(d) != first.getDimSize(d))
+        return emitOptionalError(location, "inputs differ in dimension ", d,
+                                 ", which is not the concatenation axis");
+    shape[axis] += type.getDimSize(axis);
+  }
+  results.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Neural-network ops
+//===----------------------------------------------------------------------===//
+
+template <typename SoftmaxLike>
+static LogicalResult verifySoftmaxAxis(SoftmaxLike op) {
+  int64_t rank = op.getInput().getType().getRank();
+  if (op.getAxis() < 0 || op.getAxis() >= rank)
+    return op.emitOpError("axis ")
+           << op.getAxis() << " is out of range for rank " << rank;
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxAxis(*this); }
+
+LogicalResult LayerNormOp::verify() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> normalized = getScale().getType().getShape();
+  if (normalized.empty() || normalized.size() > input.size() ||
+      input.take_back(normalized.size()) != normalized)
+    return emitOpError("scale and bias shape must equal the trailing "
+                       "dimensions of the input");
+  if (getScale().getType().getElementType() !=
+      getInput().getType().getElementType())
+    return emitOpError("scale and input element types differ");
+  if (!(getEpsilon().convertToDouble() > 0.0))
+    return emitOpError("epsilon must be positive");
+  return success();
+}
+
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  auto table = cast<RankedTensorType>(adaptor.getTable().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  if (table.getRank() != 2)
+    return emitOptionalError(location, "table must have rank 2, got ",
+                             table.getRank());
+  SmallVector<int64_t> shape(indices.getShape());
+  shape.push_back(table.getDimSize(1));
+  results.push_back(RankedTensorType::get(shape, table.getElementType()));
+  return success();
+}
+
+LogicalResult CausalMaskOp::verify() {
+  if (getType().getRank() < 2)
+    return emitOpError("needs rank at least 2 ([..., queries, keys])");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossEntropyOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  auto logits = cast<RankedTensorType>(adaptor.getLogits().getType());
+  auto targets = cast<RankedTensorType>(adaptor.getTargets().getType());
+  if (logits.getRank() < 1)
+    return emitOptionalError(location, "logits need a class dimension");
+  if (targets.getShape() != logits.getShape().drop_back())
+    return emitOptionalError(location, "targets shape ", targets,
+                             " must be the logits shape without its class "
+                             "dimension ",
+                             logits);
+  results.push_back(RankedTensorType::get({}, logits.getElementType()));
+  return success();
+}
+
+LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  if (adaptor.getReduction() == LossReduction::token_mean)
+    return emitOptionalError(location,
+                             "'token_mean' applies only to cross_entropy");
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  results.push_back(RankedTensorType::get({}, input.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TrainStepOp
+//===----------------------------------------------------------------------===//
+
+func::FuncOp TrainStepOp::getModelFunc() {
+  return SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(*this,
+                                                            getModelAttr());
+}
+
+RematAttr TrainStepOp::getEffectiveRemat() {
+  if (std::optional<RematAttr> remat = getRemat())
+    return *remat;
+  return RematAttr::get(getContext(), RematPolicy::none, 0);
+}
+
+ZeroAttr TrainStepOp::getEffectiveZero() {
+  if (std::optional<ZeroAttr> zero = getZero())
+    return *zero;
+  return ZeroAttr::get(getContext(), 0, 1);
+}
+
+Attribute TrainStepOp::getEffectiveSchedule() {
+  if (std::optional<Attribute> schedule = getSchedule())
+    return *schedule;
+  return ConstantScheduleAttr::get(getContext());
+}
+
+double TrainStepOp::getBaseLearningRate() {
+  return TypeSwitch<Attribute, double>(getOptimizer())
+      .Case<SGDAttr, AdamWAttr>(
+          [](auto opt) { return opt.getLr().convertToDouble(); })
+      .Default([](Attribute) { return 0.0; });
+}
+
+LogicalResult TrainStepOp::verify() {
+  if (getBatchSize() < 1)
+    return emitOpError("batch_size must be positive, got ") << getBatchSize();
+  if (std::optional<int64_t> micro = getMicroBatchSize()) {
+    if (*micro < 1)
+      return emitOpError("micro_batch_size must be positive, got ") << *micro;
+    if (*micro > getBatchSize())
+      return emitOpError("micro_batch_size (")
+             << *micro << ") exceeds batch_size (" << getBatchSize() << ")";
+  }
+  if (std::optional<APFloat> clip = getGradClipNorm())
+    if (!(clip->convertToDouble() > 0.0))
+      return emitOpError("grad_clip_norm must be positive");
+  if (auto cosine = dyn_cast<WarmupCosineScheduleAttr>(getEffectiveSchedule()))
+    if (cosine.getMinLr().convertToDouble() > getBaseLearningRate())
+      return emitOpError("schedule min_lr (")
+             << cosine.getMinLr().convertToDouble() << ") exceeds the optimizer's lr ("
+             << getBaseLearningRate() << ")";
+  uint64_t ranks = getEffectiveZero().getRanks();
+  if (getBatchSize() % ranks != 0)
+    return emitOpError("batch_size (")
+           << getBatchSize() << ") must divide evenly over " << ranks
+           << " ZeRO ranks";
+  return success();
+}
+
+LogicalResult
+TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto model =
+      symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getModelAttr());
+  if (!model)
+    return emitOpError("model '") << getModel() << "' is not a func.func";
+  if (model.getNumArguments() != 0)
+    return emitOpError("model '")
+           << getModel()
+           << "' must take no arguments: it reads parameters and inputs "
+              "with gacc.load";
+  auto loss = model.getNumResults() == 0
+                  ? RankedTensorType()
+                  : dyn_cast<RankedTensorType>(model.getResultTypes()[0]);
+  if (!loss || loss.getRank() != 0 || !isFloat(loss.getElementType()))
+    return emitOpError("model '")
+           << getModel() << "' must return the scalar float loss first";
+
+  bool readsParam = false;
+  model.walk([&](LoadOp load) {
+    readsParam |= isa_and_nonnull<ParamOp>(
+        symbolTable.lookupNearestSymbolFrom(load, load.getNameAttr()));
+  });
+  if (!readsParam)
+    return emitOpError("model '")
+           << getModel() << "' reads no gacc.param: nothing to train";
+
+  Operation *module = (*this)->getParentOp();
+  for (auto input : module->getRegion(0).getOps<InputOp>())
+    if (input.getTensorType().getDimSize(0) != getBatchSize())
+      return emitOpError("batch_size (")
+             << getBatchSize() << ") differs from dimension 0 of input '" << input.getSymName()
+             << "' (" << input.getTensorType().getDimSize(0) << ")";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/gacc/GaccOps.cpp.inc"

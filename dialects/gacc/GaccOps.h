@@ -1,0 +1,18 @@
+//===- GaccOps.h - gacc operations --------------------------------*- C++ -*-===//
+#ifndef GACC_DIALECTS_GACC_GACCOPS_H
+#define GACC_DIALECTS_GACC_GACCOPS_H
+
+#include "dialects/gacc/GaccAttrs.h"
+#include "dialects/gacc/GaccDialect.h"
+#include "dialects/gacc/GaccShapes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "dialects/gacc/GaccOps.h.inc"
+
+#endif // GACC_DIALECTS_GACC_GACCOPS_H

@@ -1,0 +1,582 @@
+//===- GaccOps.td - gacc operations ------------------------*- tablegen -*-===//
+//
+// Declarations (parameters, inputs), tensor compute ops, losses and the
+// training step. Every tensor has a static shape.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GACC_OPS_TD
+#define GACC_OPS_TD
+
+include "dialects/gacc/GaccAttrs.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Gacc_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
+def Gacc_FloatTensor : StaticShapeTensorOf<[Gacc_Float]>;
+def Gacc_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+def Gacc_MaskTensor : StaticShapeTensorOf<[I1]>;
+def Gacc_AnyTensor : StaticShapeTensorOf<[AnyType]>;
+
+//===----------------------------------------------------------------------===//
+// Declarations
+//===----------------------------------------------------------------------===//
+
+def Gacc_ParamOp : Gacc_Op<"param", [Symbol, HasParent<"ModuleOp">]> {
+  let summary = "A trainable parameter";
+  let description = [{
+    Declares a parameter of the model: a float tensor that the training step
+    owns, initializes with `init` and updates with the optimizer. Model
+    functions read it with `gacc.load`. The xavier and kaiming initializers
+    need at least two dimensions (fan-in and fan-out).
+
+    ```mlir
+    gacc.param @fc1_w : tensor<784x256xf32> = #gacc.init<kaiming_uniform, seed = 1>
+    gacc.param @fc1_b : tensor<256xf32> = #gacc.init<zeros>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<Gacc_FloatTensor>:$type,
+                       Gacc_InitAttr:$init);
+  let assemblyFormat = "$sym_name `:` $type `=` qualified($init) attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    RankedTensorType getTensorType() {
+      return ::llvm::cast<RankedTensorType>(getType());
+    }
+  }];
+}
+
+def Gacc_InputOp : Gacc_Op<"input", [Symbol, HasParent<"ModuleOp">]> {
+  let summary = "A named tensor of the global batch";
+  let description = [{
+    Declares one tensor that each training step receives, with the global
+    batch in dimension 0. `features` are floats; `labels` and `tokens` are
+    32- or 64-bit integers; a `mask` is `i1` or float.
+
+    ```mlir
+    gacc.input @image : tensor<64x784xf32> features
+    gacc.input @label : tensor<64xi32> labels
+    gacc.input @pad : tensor<16x64xi1> mask
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<Gacc_AnyTensor>:$type,
+                       Gacc_InputKindAttr:$kind);
+  let assemblyFormat = "$sym_name `:` $type `` $kind attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    RankedTensorType getTensorType() {
+      return ::llvm::cast<RankedTensorType>(getType());
+    }
+  }];
+}
+
+def Gacc_LoadOp : Gacc_Op<"load",
+    [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Reads a parameter or an input";
+  let description = [{
+    Yields the current value of the `gacc.param` or `gacc.input` named by
+    `name`; the result type is the declared type.
+
+    ```mlir
+    %w = gacc.load @fc1_w : tensor<784x256xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs Gacc_AnyTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def Gacc_ConstantOp : Gacc_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "A constant tensor";
+  let description = [{
+    ```mlir
+    %scale = gacc.constant dense<0.125> : tensor<f32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Gacc_AnyTensor:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Gacc_UnaryOp<string mnemonic, string formula>
+    : Gacc_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "Elementwise " # formula;
+  let description = [{
+    Applies `}] # formula # [{` to every element.
+
+    ```mlir
+    %y = gacc.}] # mnemonic # [{ %x : tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Gacc_NegOp : Gacc_UnaryOp<"neg", "-x">;
+def Gacc_ExpOp : Gacc_UnaryOp<"exp", "exp(x)">;
+def Gacc_LogOp : Gacc_UnaryOp<"log", "log(x)">;
+def Gacc_SqrtOp : Gacc_UnaryOp<"sqrt", "sqrt(x)">;
+def Gacc_RsqrtOp : Gacc_UnaryOp<"rsqrt", "1/sqrt(x)">;
+def Gacc_TanhOp : Gacc_UnaryOp<"tanh", "tanh(x)">;
+def Gacc_SigmoidOp : Gacc_UnaryOp<"sigmoid", "1/(1+exp(-x))">;
+def Gacc_ReluOp : Gacc_UnaryOp<"relu", "max(x, 0)">;
+
+def Gacc_GeluOp : Gacc_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "Elementwise GELU";
+  let description = [{
+    `x·Φ(x)` with the exact `erf` form (the default) or the `tanh`
+    approximation, as `torch.nn.functional.gelu(x, approximate=...)`.
+
+    ```mlir
+    %y = gacc.gelu %x : tensor<16x64x512xf32>
+    %z = gacc.gelu %x approximation = tanh : tensor<16x64x512xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input,
+      DefaultValuedAttr<Gacc_GeluApproximationAttr,
+                        "GeluApproximation::erf">:$approximation);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat =
+      "$input (`approximation` `=` `` $approximation^)? attr-dict `:` type($input)";
+}
+
+class Gacc_BinaryOp<string mnemonic, string formula>
+    : Gacc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "Elementwise " # formula # " with broadcasting";
+  let description = [{
+    Computes `}] # formula # [{` elementwise after broadcasting both operands
+    to a common shape with NumPy rules. The element types must match.
+
+    ```mlir
+    %y = gacc.}] # mnemonic # [{ %x, %b : tensor<64x256xf32>, tensor<256xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$lhs, Gacc_FloatTensor:$rhs);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> location,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &results) {
+      return inferBroadcastResult(location, {adaptor.getLhs().getType(),
+                                  adaptor.getRhs().getType()}, results);
+    }
+  }];
+}
+
+def Gacc_AddOp : Gacc_BinaryOp<"add", "lhs + rhs">;
+def Gacc_SubOp : Gacc_BinaryOp<"sub", "lhs - rhs">;
+def Gacc_MulOp : Gacc_BinaryOp<"mul", "lhs * rhs">;
+def Gacc_DivOp : Gacc_BinaryOp<"div", "lhs / rhs">;
+
+def Gacc_SelectOp : Gacc_Op<"select", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Elementwise choice with broadcasting";
+  let description = [{
+    `condition ? true_value : false_value` elementwise, all three operands
+    broadcast with NumPy rules. With `gacc.causal_mask` this masks attention
+    scores.
+
+    ```mlir
+    %masked = gacc.select %mask, %scores, %neg_inf
+        : tensor<64x64xi1>, tensor<16x4x64x64xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins Gacc_MaskTensor:$condition, Gacc_FloatTensor:$true_value,
+                       Gacc_FloatTensor:$false_value);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $true_value `,` $false_value attr-dict `:`
+    type($condition) `,` type($true_value) `,` type($false_value)
+  }];
+}
+
+def Gacc_DropoutOp : Gacc_Op<"dropout", [Pure, SameOperandsAndResultType]> {
+  let summary = "Inverted dropout with an explicit seed";
+  let description = [{
+    Zeroes each element with probability `rate` and scales the others by
+    `1/(1-rate)`. The mask is a pure function of `seed`, the step counter and
+    the element index, so a recomputation draws the same bits.
+
+    ```mlir
+    %y = gacc.dropout %x rate = 1.000000e-01 seed = 17 : tensor<16x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input, F64Attr:$rate, I64Attr:$seed);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat =
+      "$input `rate` `=` $rate `seed` `=` $seed attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and shape
+//===----------------------------------------------------------------------===//
+
+def Gacc_MatmulOp : Gacc_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Batched matrix product";
+  let description = [{
+    Multiplies the last two dimensions: `[..., M, K] x [..., K, N]` gives
+    `[..., M, N]`; `transpose_lhs` reads the lhs as `[..., K, M]` and
+    `transpose_rhs` the rhs as `[..., N, K]`. Both operands have rank at
+    least 2; their leading (batch) dimensions broadcast with NumPy rules, so
+    a `[B, T, C] x [C, D]` linear layer needs no explicit broadcast.
+
+    ```mlir
+    %h = gacc.matmul %x, %w : tensor<16x64x128xf32>, tensor<128x384xf32>
+        -> tensor<16x64x384xf32>
+    %s = gacc.matmul %q, %k transpose_rhs
+        : tensor<16x4x64x32xf32>, tensor<16x4x64x32xf32> -> tensor<16x4x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$lhs, Gacc_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)?
+    (`transpose_rhs` $transpose_rhs^)? attr-dict `:` type($lhs) `,` type($rhs)
+    `->` type($result)
+  }];
+}
+
+def Gacc_BroadcastOp : Gacc_Op<"broadcast", [Pure]> {
+  let summary = "Broadcast to a larger shape with NumPy rules";
+  let description = [{
+    ```mlir
+    %b2 = gacc.broadcast %b : tensor<256xf32> -> tensor<64x256xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+class Gacc_ReduceOp<string mnemonic, string what>
+    : Gacc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "The " # what # " over axes";
+  let description = [{
+    Reduces the dimensions listed in `axes` (non-empty, strictly increasing,
+    each below the rank) to their }] # what # [{. With `keepdims` they stay
+    as dimensions of size 1.
+
+    ```mlir
+    %r = gacc.}] # mnemonic # [{ %x axes = [1] : tensor<64x10xf32> -> tensor<64xf32>
+    %k = gacc.}] # mnemonic # [{ %x axes = [1] keepdims : tensor<64x10xf32> -> tensor<64x1xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keepdims);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `axes` `=` $axes (`keepdims` $keepdims^)? attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> location,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &results) {
+      return inferReduceResult(location, adaptor.getInput().getType(),
+                               adaptor.getAxes(), adaptor.getKeepdims(),
+                               results);
+    }
+  }];
+}
+
+def Gacc_ReduceSumOp : Gacc_ReduceOp<"reduce_sum", "sum">;
+def Gacc_ReduceMeanOp : Gacc_ReduceOp<"reduce_mean", "mean">;
+def Gacc_ReduceMaxOp : Gacc_ReduceOp<"reduce_max", "maximum">;
+
+def Gacc_ReshapeOp : Gacc_Op<"reshape", [Pure]> {
+  let summary = "Reinterpret the elements in a new shape";
+  let description = [{
+    Row-major reshape; the element count and type are unchanged.
+
+    ```mlir
+    %h = gacc.reshape %x : tensor<16x64x128xf32> -> tensor<16x64x4x32xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_AnyTensor:$input);
+  let results = (outs Gacc_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Gacc_TransposeOp : Gacc_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Permute dimensions";
+  let description = [{
+    Result dimension `i` is input dimension `permutation[i]`.
+
+    ```mlir
+    %t = gacc.transpose %x perm = [0, 2, 1, 3]
+        : tensor<16x64x4x32xf32> -> tensor<16x4x64x32xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_AnyTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Gacc_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `perm` `=` $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def Gacc_SliceOp : Gacc_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+  let summary = "A static rectangular slice";
+  let description = [{
+    Takes `sizes[i]` elements of dimension `i` starting at `offsets[i]`.
+
+    ```mlir
+    %q = gacc.slice %qkv offsets = [0, 0, 0] sizes = [16, 64, 128]
+        : tensor<16x64x384xf32> -> tensor<16x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_AnyTensor:$input, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$sizes);
+  let results = (outs Gacc_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `offsets` `=` $offsets `sizes` `=` $sizes attr-dict `:`
+    type($input) `->` type($result)
+  }];
+}
+
+def Gacc_ConcatOp : Gacc_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Join tensors along an axis";
+  let description = [{
+    All inputs have the same rank and element type and agree on every
+    dimension except `axis`.
+
+    ```mlir
+    %c = gacc.concat %a, %b axis = 1
+        : tensor<8x3xf32>, tensor<8x5xf32> -> tensor<8x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Gacc_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs Gacc_AnyTensor:$result);
+  let assemblyFormat = [{
+    $inputs `axis` `=` $axis attr-dict `:` type($inputs) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Neural-network ops
+//===----------------------------------------------------------------------===//
+
+class Gacc_SoftmaxLikeOp<string mnemonic, string what>
+    : Gacc_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = what # " along an axis";
+  let description = [{
+    The numerically stable }] # what # [{ along `axis`.
+
+    ```mlir
+    %p = gacc.}] # mnemonic # [{ %scores axis = 3 : tensor<16x4x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = "$input `axis` `=` $axis attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Gacc_SoftmaxOp : Gacc_SoftmaxLikeOp<"softmax", "Softmax">;
+def Gacc_LogSoftmaxOp : Gacc_SoftmaxLikeOp<"log_softmax", "Log-softmax">;
+
+def Gacc_LayerNormOp : Gacc_Op<"layer_norm", [Pure,
+    AllTypesMatch<["input", "result"]>, AllTypesMatch<["scale", "bias"]>]> {
+  let summary = "Layer normalization over the trailing dimensions";
+  let description = [{
+    Normalizes over the trailing dimensions that `scale` and `bias` cover (the
+    `normalized_shape` of `torch.nn.LayerNorm`) with the biased variance, then
+    applies `scale` and `bias`.
+
+    ```mlir
+    %y = gacc.layer_norm %x, %gamma, %beta
+        : tensor<16x64x128xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input, Gacc_FloatTensor:$scale,
+                       Gacc_FloatTensor:$bias,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias attr-dict `:` type($input) `,` type($scale)
+  }];
+  let hasVerifier = 1;
+}
+
+def Gacc_EmbeddingOp : Gacc_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Row lookup in an embedding table";
+  let description = [{
+    For a `[V, D]` table and integer ids of shape `S`, the result has shape
+    `S x D`. Ids outside `[0, V)` are undefined behaviour in the compiled
+    step (the runtime checks data it loads).
+
+    ```mlir
+    %e = gacc.embedding %table, %ids
+        : tensor<96x128xf32>, tensor<16x64xi32> -> tensor<16x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$table, Gacc_IndexTensor:$indices);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $indices attr-dict `:` type($table) `,` type($indices) `->`
+    type($result)
+  }];
+}
+
+def Gacc_CausalMaskOp : Gacc_Op<"causal_mask", [Pure]> {
+  let summary = "A lower-triangular attention mask";
+  let description = [{
+    For a result of shape `[..., T, S]`, element `[..., i, j]` is true when
+    key `j` may be attended from query `i`: `j <= i + (S - T)`.
+
+    ```mlir
+    %mask = gacc.causal_mask : tensor<64x64xi1>
+    ```
+  }];
+  let results = (outs Gacc_MaskTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def Gacc_CrossEntropyOp : Gacc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Softmax cross-entropy with integer targets";
+  let description = [{
+    `logits` has shape `S x C` and `targets` shape `S`. Positions whose target
+    equals `ignore_index` contribute nothing. The reduction divides the sum of
+    the per-position losses by
+    * `sum`: 1;
+    * `mean`: the number of examples (dimension 0 of `targets`; 1 when
+      `targets` is a scalar);
+    * `token_mean`: the number of positions whose target is not ignored
+      (`torch.nn.functional.cross_entropy`'s default).
+    Accumulation and data parallelism divide by the global count of the whole
+    batch, never per micro-batch. The result is a scalar of the logits'
+    element type.
+
+    ```mlir
+    %loss = gacc.cross_entropy token_mean %logits, %targets ignore_index = -100
+        : tensor<16x64x96xf32>, tensor<16x64xi32>
+    ```
+  }];
+  let arguments = (ins Gacc_LossReductionAttr:$reduction,
+                       Gacc_FloatTensor:$logits, Gacc_IndexTensor:$targets,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = [{
+    `` $reduction $logits `,` $targets (`ignore_index` `=` $ignore_index^)?
+    attr-dict `:` type($logits) `,` type($targets)
+  }];
+}
+
+def Gacc_MseLossOp : Gacc_Op<"mse_loss", [Pure, InferTypeOpAdaptor,
+    AllTypesMatch<["input", "target"]>]> {
+  let summary = "Mean squared error";
+  let description = [{
+    The `sum` or `mean` (over every element) of `(input - target)^2`; the
+    result is a scalar of the input's element type.
+
+    ```mlir
+    %loss = gacc.mse_loss mean %pred, %target : tensor<64x1xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_LossReductionAttr:$reduction,
+                       Gacc_FloatTensor:$input, Gacc_FloatTensor:$target);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat =
+      "`` $reduction $input `,` $target attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// The training step
+//===----------------------------------------------------------------------===//
+
+def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "One optimizer step over a global batch";
+  let description = [{
+    Names the model function (`model`: a `func.func` with no arguments whose
+    first result is the scalar float loss; further results are outputs such as
+    logits) and configures the step:
+
+    * `batch_size`: the global batch, equal to dimension 0 of every
+      `gacc.input`; `micro_batch_size` (default: the whole batch) splits it
+      into accumulation steps;
+    * `optimizer`: `#gacc.sgd` or `#gacc.adamw`; `schedule`: `#gacc.constant_lr`
+      (default) or `#gacc.warmup_cosine`; `grad_clip_norm`: clip the global
+      gradient norm to this value (default: no clipping);
+    * `precision`: `f32` (default), `f16` or `bf16` compute;
+    * `remat`: `#gacc.remat<...>` (default `none`);
+    * `zero`: `#gacc.zero<...>` (default stage 0 on 1 rank); the batch must
+      divide evenly over the ranks.
+
+    ```mlir
+    gacc.train_step @train model @mlp batch_size 64 micro_batch_size 16
+        optimizer #gacc.adamw<lr = 1.000000e-03>
+        schedule #gacc.warmup_cosine<warmup_steps = 10, total_steps = 500>
+        grad_clip_norm 1.000000e+00 precision bf16 remat #gacc.remat<sqrt>
+        zero #gacc.zero<stage = 1, ranks = 2>
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    FlatSymbolRefAttr:$model,
+    I64Attr:$batch_size,
+    OptionalAttr<I64Attr>:$micro_batch_size,
+    Gacc_OptimizerAttr:$optimizer,
+    OptionalAttr<Gacc_ScheduleAttr>:$schedule,
+    OptionalAttr<F64Attr>:$grad_clip_norm,
+    OptionalAttr<Gacc_PrecisionAttr>:$precision,
+    OptionalAttr<Gacc_RematAttr>:$remat,
+    OptionalAttr<Gacc_ZeroAttr>:$zero
+  );
+  let assemblyFormat = [{
+    $sym_name `model` $model `batch_size` $batch_size
+    (`micro_batch_size` $micro_batch_size^)?
+    `optimizer` $optimizer (`schedule` $schedule^)?
+    (`grad_clip_norm` $grad_clip_norm^)? (`precision` `` $precision^)?
+    (`remat` qualified($remat)^)? (`zero` qualified($zero)^)? attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The model function; null if `model` does not name a func.func.
+    ::mlir::func::FuncOp getModelFunc();
+    int64_t getEffectiveMicroBatchSize() {
+      return getMicroBatchSize().value_or(getBatchSize());
+    }
+    /// How many micro-batches one step runs (the last may be smaller).
+    int64_t getAccumulationSteps() {
+      int64_t m = getEffectiveMicroBatchSize();
+      return (getBatchSize() + m - 1) / m;
+    }
+    Precision getEffectivePrecision() {
+      return getPrecision().value_or(Precision::f32);
+    }
+    RematAttr getEffectiveRemat();
+    ZeroAttr getEffectiveZero();
+    ::mlir::Attribute getEffectiveSchedule();
+    /// The learning rate the optimizer attribute sets.
+    double getBaseLearningRate();
+  }];
+}
+
+#endif // GACC_OPS_TD

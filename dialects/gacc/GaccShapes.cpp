@@ -1,0 +1,85 @@
+//===- GaccShapes.cpp - shape rules shared by gacc ops ----------------------===//
+
+#include "dialects/gacc/GaccShapes.h"
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+
+std::optional<SmallVector<int64_t>>
+gacc::broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // Align at the trailing dimension; missing leading dimensions are 1.
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return std::nullopt;
+    result[i] = da == 1 ? db : da;
+  }
+  return result;
+}
+
+bool gacc::isBroadcastableTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  if (from.size() > to.size())
+    return false;
+  std::optional<SmallVector<int64_t>> joined = broadcastShapes(from, to);
+  return joined && ArrayRef<int64_t>(*joined) == to;
+}
+
+LogicalResult gacc::inferBroadcastResult(std::optional<Location> loc,
+                                         ArrayRef<Type> operands,
+                                         SmallVectorImpl<Type> &results) {
+  auto first = cast<RankedTensorType>(operands.front());
+  SmallVector<int64_t> shape(first.getShape());
+  // A select's i1 condition takes part in the shape but not the element type.
+  Type elementType;
+  for (Type type : operands) {
+    auto tensor = cast<RankedTensorType>(type);
+    if (!tensor.getElementType().isInteger(1)) {
+      if (elementType && elementType != tensor.getElementType())
+        return emitOptionalError(loc, "operand element types differ: ",
+                                 elementType, " vs ", tensor.getElementType());
+      elementType = tensor.getElementType();
+    }
+    std::optional<SmallVector<int64_t>> joined =
+        broadcastShapes(shape, tensor.getShape());
+    if (!joined)
+      return emitOptionalError(loc, "operand shapes are not broadcastable: ",
+                               first, " and ", tensor);
+    shape = *joined;
+  }
+  results.push_back(RankedTensorType::get(shape, elementType));
+  return success();
+}
+
+LogicalResult gacc::verifyAxes(std::optional<Location> loc,
+                               ArrayRef<int64_t> axes, int64_t rank) {
+  if (axes.empty())
+    return emitOptionalError(loc, "expects at least one axis");
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || axes[i] >= rank)
+      return emitOptionalError(loc, "axis ", axes[i],
+                               " is out of range for rank ", rank);
+    if (i > 0 && axes[i] <= axes[i - 1])
+      return emitOptionalError(loc, "axes must be strictly increasing");
+  }
+  return success();
+}
+
+LogicalResult gacc::inferReduceResult(std::optional<Location> loc, Type input,
+                                      ArrayRef<int64_t> axes, bool keepdims,
+                                      SmallVectorImpl<Type> &results) {
+  auto tensor = cast<RankedTensorType>(input);
+  if (failed(verifyAxes(loc, axes, tensor.getRank())))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (auto [dim, size] : llvm::enumerate(tensor.getShape())) {
+    if (!llvm::is_contained(axes, static_cast<int64_t>(dim)))
+      shape.push_back(size);
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  results.push_back(RankedTensorType::get(shape, tensor.getElementType()));
+  return success();
+}
