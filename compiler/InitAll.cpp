@@ -13,7 +13,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
-void gacc::registerAllDialects(mlir::DialectRegistry &registry) {
+void mlir::gacc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::gacc::GaccDialect, mlir::arith::ArithDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
@@ -21,7 +21,7 @@ void gacc::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::scf::SCFDialect, mlir::tensor::TensorDialect>();
 }
 
-void gacc::registerAllPasses() {
+void mlir::gacc::registerAllPasses() {
   // Generic transforms (canonicalize, cse, inline, symbol-dce, ...). Each
   // gacc pass registers here as it lands.
   mlir::registerTransformsPasses();

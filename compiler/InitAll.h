@@ -11,14 +11,14 @@ namespace mlir {
 class DialectRegistry;
 } // namespace mlir
 
-namespace gacc {
+namespace mlir::gacc {
 
 /// The gacc dialect and the upstream dialects the pipelines lower through.
-void registerAllDialects(mlir::DialectRegistry &registry);
+void registerAllDialects(DialectRegistry &registry);
 
 /// The gacc passes and the upstream passes the pipelines use.
 void registerAllPasses();
 
-} // namespace gacc
+} // namespace mlir::gacc
 
 #endif // GACC_COMPILER_INITALL_H

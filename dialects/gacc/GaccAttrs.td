@@ -102,9 +102,12 @@ def Gacc_InitAttr : Gacc_Attr<"Init", "init"> {
   let description = [{
     `kind` follows `torch.nn.init`. `scale` is the standard deviation of
     `normal`, the bound `a` of `uniform` (values in [-a, a]) and the gain of
-    the xavier and kaiming initializers (fan-in and fan-out come from the last
-    two dimensions: `[fan_in, fan_out]` for a `[in, out]` weight). `zeros` and
-    `ones` take no scale. `seed` makes every initializer reproducible.
+    the xavier and kaiming initializers. Fans are computed as `torch.nn.init`
+    does for a weight of shape `[out, in, k...]` (the `torch.nn.Linear`
+    layout): fan-in `in·∏k`, fan-out `out·∏k`; kaiming uses fan-in. With a
+    gain of `sqrt(1/3)`, `kaiming_uniform` is PyTorch's default `Linear`
+    weight initializer. `zeros` and `ones` take no scale. `seed` makes every
+    initializer reproducible.
 
     ```mlir
     #gacc.init<zeros>

@@ -11,8 +11,8 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  gacc::registerAllDialects(registry);
-  gacc::registerAllPasses();
+  mlir::gacc::registerAllDialects(registry);
+  mlir::gacc::registerAllPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "gacc optimizer driver: gacc dialect and passes\n",
       registry));

@@ -1,0 +1,42 @@
+//===- StateMemory.h - memory that lives across training steps --*- C++ -*-===//
+//
+// Bytes of parameters, gradients and optimizer state of a training step,
+// from the declarations alone. The memory planner (activations, workspace,
+// peak) builds on it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GACC_COMPILER_PLAN_STATEMEMORY_H
+#define GACC_COMPILER_PLAN_STATEMEMORY_H
+
+#include "dialects/gacc/GaccOps.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cstdint>
+
+namespace mlir::gacc {
+
+struct StateMemory {
+  int64_t parameterCount = 0;   ///< Tensors.
+  int64_t parameterElements = 0;
+  int64_t parameterBytes = 0;
+  int64_t gradientBytes = 0;
+  /// Optimizer slots per parameter element: SGD momentum 1, AdamW 2.
+  int64_t optimizerSlots = 0;
+  int64_t optimizerBytes = 0;
+  int64_t total() const {
+    return parameterBytes + gradientBytes + optimizerBytes;
+  }
+};
+
+/// The state memory of `step` on one rank without sharding.
+StateMemory computeStateMemory(TrainStepOp step);
+
+/// Prints the configuration of `step`, its parameter table and its state
+/// memory as the human-readable report of `gacc plan`.
+void printStateReport(llvm::raw_ostream &os, TrainStepOp step);
+
+/// "1.5 MiB"-style byte counts.
+std::string formatBytes(int64_t bytes);
+
+} // namespace mlir::gacc
+
+#endif // GACC_COMPILER_PLAN_STATEMEMORY_H

@@ -1,0 +1,64 @@
+//===- Tensor.h - host tensors and element types ------------------*- C++ -*-===//
+#ifndef GACC_RUNTIME_TENSOR_H
+#define GACC_RUNTIME_TENSOR_H
+
+#include "gacc/runtime/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gacc::rt {
+
+/// Element types, named as in safetensors.
+enum class DType { F64, F32, F16, BF16, I64, I32, I8, U8, Bool };
+
+/// Bytes per element.
+size_t byteWidth(DType dtype);
+/// "F32", "BF16", ...: the safetensors spelling.
+std::string_view dtypeName(DType dtype);
+std::optional<DType> parseDType(std::string_view name);
+
+/// Number of elements of `shape`, or nothing if a dimension is negative or
+/// the product overflows.
+std::optional<int64_t> elementCount(const std::vector<int64_t> &shape);
+
+/// "[64, 784]".
+std::string shapeString(const std::vector<int64_t> &shape);
+
+/// A dense row-major tensor in host memory that owns its bytes.
+class Tensor {
+public:
+  Tensor() = default;
+  /// Zero-filled; `shape` must have a valid element count.
+  Tensor(DType dtype, std::vector<int64_t> shape);
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+  int64_t numElements() const;
+  size_t byteSize() const { return bytes_.size(); }
+
+  std::byte *data() { return bytes_.data(); }
+  const std::byte *data() const { return bytes_.data(); }
+  template <typename T> T *dataAs() { return reinterpret_cast<T *>(data()); }
+  template <typename T> const T *dataAs() const {
+    return reinterpret_cast<const T *>(data());
+  }
+
+  bool operator==(const Tensor &other) const {
+    return dtype_ == other.dtype_ && shape_ == other.shape_ &&
+           bytes_ == other.bytes_;
+  }
+
+private:
+  DType dtype_ = DType::F32;
+  std::vector<int64_t> shape_;
+  std::vector<std::byte> bytes_;
+};
+
+} // namespace gacc::rt
+
+#endif // GACC_RUNTIME_TENSOR_H

@@ -1,0 +1,25 @@
+# -*- Python -*- lit configuration for gacc.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "GACC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit",
+                   "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.gacc_obj_root, "tests")
+
+config.substitutions.append(("%gacc_src_root", config.gacc_src_root))
+config.substitutions.append(("%gacc_obj_root", config.gacc_obj_root))
+config.substitutions.append(("%python", config.python_executable))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+tool_dirs = [config.gacc_tools_dir, config.llvm_tools_dir]
+tools = ["gacc", "gacc-opt", ToolSubst("FileCheck", unresolved="fatal"),
+         ToolSubst("not", unresolved="fatal")]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,99 @@
+//===- gacc.cpp - the gacc command-line tool --------------------------------===//
+//
+//   gacc compile MODEL.mlir   compile a training step ahead of time
+//   gacc run MODEL.mlir       train
+//   gacc plan MODEL.mlir      report the memory a step needs, without running
+//
+// Every subcommand parses and verifies the model first; errors are reported
+// as file:line:col diagnostics with a non-zero exit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/InitAll.h"
+#include "compiler/LoadModel.h"
+#include "compiler/plan/StateMemory.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+static cl::SubCommand compileCommand(
+    "compile", "Compile a training step ahead of time (not built yet)");
+static cl::SubCommand runCommand("run", "Train a model (not built yet)");
+static cl::SubCommand planCommand(
+    "plan", "Report the memory a training step needs, without running it");
+
+static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+                                      cl::desc("<model.mlir>"),
+                                      cl::sub(compileCommand),
+                                      cl::sub(runCommand),
+                                      cl::sub(planCommand));
+static cl::opt<std::string>
+    stepName("step",
+             cl::desc("The gacc.train_step to use when the model has several"),
+             cl::value_desc("name"), cl::sub(compileCommand),
+             cl::sub(runCommand), cl::sub(planCommand));
+
+namespace {
+/// Parses and verifies the model and finds its step; null after an error.
+struct LoadedModel {
+  llvm::SourceMgr sourceMgr;
+  mlir::MLIRContext context;
+  mlir::SourceMgrDiagnosticHandler diagnostics{sourceMgr, &context};
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::gacc::TrainStepOp step;
+
+  explicit LoadedModel(mlir::DialectRegistry &registry) : context(registry) {
+    // Users read the located message, not a dump of the offending op.
+    context.printOpOnDiagnostic(false);
+  }
+
+  bool load() {
+    module = mlir::gacc::loadModel(inputPath, sourceMgr, context);
+    if (module)
+      step = mlir::gacc::findTrainStep(*module, stepName);
+    return static_cast<bool>(step);
+  }
+};
+} // namespace
+
+static int notBuiltYet(StringRef what) {
+  errs() << "gacc: " << inputPath << " is valid, but " << what
+         << " is not built yet: this build parses, verifies and plans "
+            "models only\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM initLLVM(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "gacc: a compiler and runtime for neural-network training steps\n\n"
+      "  gacc plan examples/mlp.mlir    parameters, optimizer state, memory\n"
+      "  gacc <subcommand> --help       the options of one subcommand\n");
+
+  if (!compileCommand && !runCommand && !planCommand) {
+    errs() << "gacc: missing subcommand (compile, run or plan); see "
+              "gacc --help\n";
+    return 1;
+  }
+
+  mlir::DialectRegistry registry;
+  mlir::gacc::registerAllDialects(registry);
+  LoadedModel model(registry);
+  if (!model.load())
+    return 1;
+
+  if (planCommand) {
+    mlir::gacc::printStateReport(outs(), model.step);
+    return 0;
+  }
+  if (compileCommand)
+    return notBuiltYet("ahead-of-time compilation");
+  return notBuiltYet("training");
+}
