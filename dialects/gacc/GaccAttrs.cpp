@@ -11,6 +11,10 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
 using namespace mlir;
 using namespace mlir::gacc;
 
@@ -18,6 +22,21 @@ using namespace mlir::gacc;
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/gacc/GaccAttrs.cpp.inc"
+
+std::string gacc::formatShortest(const APFloat &value) {
+  double number = value.convertToDouble();
+  char text[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(text, sizeof(text), "%.*g", precision, number);
+    if (std::strtod(text, nullptr) == number)
+      break;
+  }
+  // MLIR's float literals need a decimal point: 1e-06 becomes 1.0e-06.
+  std::string result(text);
+  if (std::isfinite(number) && result.find('.') == std::string::npos)
+    result.insert(std::min(result.find('e'), result.size()), ".0");
+  return result;
+}
 
 void GaccDialect::registerAttributes() {
   addAttributes<

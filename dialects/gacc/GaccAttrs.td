@@ -83,7 +83,8 @@ def Gacc_RematPolicy : I32EnumAttr<"RematPolicy",
 // Attributes
 //===----------------------------------------------------------------------===//
 
-// A double-precision parameter printed in the shortest form that round-trips.
+// A double-precision parameter, printed in the shortest form that parses back
+// to the same value (0.999, 1e-08).
 class Gacc_F64Parameter<string desc, string default = "">
     : AttrOrTypeParameter<"::llvm::APFloat", desc> {
   let comparator = "$_lhs.bitwiseIsEqual($_rhs)";
@@ -93,7 +94,7 @@ class Gacc_F64Parameter<string desc, string default = "">
         return ::mlir::failure();
       return ::llvm::APFloat(value);
     }() }];
-  let printer = "$_printer.printFloat($_self)";
+  let printer = "$_printer << ::mlir::gacc::formatShortest($_self)";
   let defaultValue = default;
 }
 

@@ -95,39 +95,52 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 
-LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> location,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &results) {
-  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
-  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+/// Fails unless the op's declared result type is `expected`.
+static LogicalResult verifyResultType(Operation *op, Type expected) {
+  if (op->getResult(0).getType() != expected)
+    return op->emitOpError("result type ")
+           << op->getResult(0).getType() << " differs from the expected "
+           << expected;
+  return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
   if (lhs.getRank() < 2 || rhs.getRank() < 2)
-    return emitOptionalError(location, "operands must have rank at least 2, "
-                                       "got ",
-                             lhs.getRank(), " and ", rhs.getRank());
+    return emitOpError("operands must have rank at least 2, got ")
+           << lhs.getRank() << " and " << rhs.getRank();
   if (lhs.getElementType() != rhs.getElementType())
-    return emitOptionalError(location, "operand element types differ: ",
-                             lhs.getElementType(), " vs ",
-                             rhs.getElementType());
+    return emitOpError("operand element types differ: ")
+           << lhs.getElementType() << " vs " << rhs.getElementType();
   ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
   int64_t m = a[a.size() - 2], k = a.back();
-  if (adaptor.getTransposeLhs())
+  if (getTransposeLhs())
     std::swap(m, k);
   int64_t kr = b[b.size() - 2], n = b.back();
-  if (adaptor.getTransposeRhs())
+  if (getTransposeRhs())
     std::swap(kr, n);
   if (k != kr)
-    return emitOptionalError(location, "contracting dimensions differ: ", k,
-                             " vs ", kr);
+    return emitOpError("contracting dimensions differ: ") << k << " vs " << kr;
   std::optional<SmallVector<int64_t>> batch =
       broadcastShapes(a.drop_back(2), b.drop_back(2));
   if (!batch)
-    return emitOptionalError(location,
-                             "batch dimensions are not broadcastable");
+    return emitOpError("batch dimensions are not broadcastable");
   SmallVector<int64_t> shape = *batch;
   shape.append({m, n});
-  results.push_back(RankedTensorType::get(shape, lhs.getElementType()));
-  return success();
+  return verifyResultType(*this,
+                          RankedTensorType::get(shape, lhs.getElementType()));
+}
+
+template <typename ReduceOp>
+static LogicalResult verifyReduceOp(ReduceOp op) {
+  RankedTensorType input = op.getInput().getType();
+  if (failed(verifyAxes(op.getAxes(), input.getRank(),
+                        [&] { return op.emitOpError(); })))
+    return failure();
+  return verifyResultType(
+      op, RankedTensorType::get(reducedShape(input.getShape(), op.getAxes(),
+                                             op.getKeepdims()),
+                                input.getElementType()));
 }
 
 LogicalResult BroadcastOp::verify() {
@@ -159,26 +172,22 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   return getInput().getType() == getType() ? getInput() : nullptr;
 }
 
-LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> location,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &results) {
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  ArrayRef<int64_t> perm = adaptor.getPermutation();
+LogicalResult TransposeOp::verify() {
+  RankedTensorType input = getInput().getType();
+  ArrayRef<int64_t> perm = getPermutation();
   if (static_cast<int64_t>(perm.size()) != input.getRank())
-    return emitOptionalError(location, "permutation has ", perm.size(),
-                             " entries for rank ", input.getRank());
+    return emitOpError("permutation has ")
+           << perm.size() << " entries for rank " << input.getRank();
   SmallVector<bool> seen(perm.size(), false);
   SmallVector<int64_t> shape;
   for (int64_t dim : perm) {
     if (dim < 0 || dim >= input.getRank() || seen[dim])
-      return emitOptionalError(location, "permutation must list each "
-                                         "dimension exactly once");
+      return emitOpError("permutation must list each dimension exactly once");
     seen[dim] = true;
     shape.push_back(input.getDimSize(dim));
   }
-  results.push_back(RankedTensorType::get(shape, input.getElementType()));
-  return success();
+  return verifyResultType(*this,
+                          RankedTensorType::get(shape, input.getElementType()));
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
@@ -188,56 +197,47 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
   return getInput();
 }
 
-LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
-                                        std::optional<Location> location,
-                                        Adaptor adaptor,
-                                        SmallVectorImpl<Type> &results) {
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  ArrayRef<int64_t> offsets = adaptor.getOffsets(), sizes = adaptor.getSizes();
+LogicalResult SliceOp::verify() {
+  RankedTensorType input = getInput().getType();
+  ArrayRef<int64_t> offsets = getOffsets(), sizes = getSizes();
   if (static_cast<int64_t>(offsets.size()) != input.getRank() ||
       static_cast<int64_t>(sizes.size()) != input.getRank())
-    return emitOptionalError(location, "expects one offset and one size per "
-                                       "dimension (rank ",
-                             input.getRank(), ")");
+    return emitOpError("expects one offset and one size per dimension (rank ")
+           << input.getRank() << ")";
   for (int64_t d = 0; d < input.getRank(); ++d) {
     if (offsets[d] < 0 || sizes[d] < 1 ||
         offsets[d] + sizes[d] > input.getDimSize(d))
-      return emitOptionalError(location, "slice [", offsets[d], ", ",
-                               offsets[d] + sizes[d], ") of dimension ", d,
-                               " is out of bounds [0, ", input.getDimSize(d),
-                               ")");
+      return emitOpError("slice [")
+             << offsets[d] << ", " << offsets[d] + sizes[d] << ") of dimension "
+             << d << " is out of bounds [0, " << input.getDimSize(d) << ")";
   }
-  results.push_back(RankedTensorType::get(sizes, input.getElementType()));
-  return success();
+  return verifyResultType(*this,
+                          RankedTensorType::get(sizes, input.getElementType()));
 }
 
-LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> location,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &results) {
-  if (adaptor.getInputs().empty())
-    return emitOptionalError(location, "expects at least one input");
-  auto first = cast<RankedTensorType>(adaptor.getInputs().front().getType());
-  int64_t axis = adaptor.getAxis();
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("expects at least one input");
+  auto first = cast<RankedTensorType>(getInputs().front().getType());
+  int64_t axis = getAxis();
   if (axis < 0 || axis >= first.getRank())
-    return emitOptionalError(location, "axis ", axis,
-                             " is out of range for rank ", first.getRank());
+    return emitOpError("axis ")
+           << axis << " is out of range for rank " << first.getRank();
   SmallVector<int64_t> shape(first.getShape());
   shape[axis] = 0;
-  for (Value input : adaptor.getInputs()) {
+  for (Value input : getInputs()) {
     auto type = cast<RankedTensorType>(input.getType());
     if (type.getRank() != first.getRank() ||
         type.getElementType() != first.getElementType())
-      return emitOptionalError(location, "inputs must share rank and element "
-                                         "type");
+      return emitOpError("inputs must share rank and element type");
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (d != axis && type.getDimSize(d) != first.getDimSize(d))
-        return emitOptionalError(location, "inputs differ in dimension ", d,
-                                 ", which is not the concatenation axis");
+        return emitOpError("inputs differ in dimension ")
+               << d << ", which is not the concatenation axis";
     shape[axis] += type.getDimSize(axis);
   }
-  results.push_back(RankedTensorType::get(shape, first.getElementType()));
-  return success();
+  return verifyResultType(*this,
+                          RankedTensorType::get(shape, first.getElementType()));
 }
 
 //===----------------------------------------------------------------------===//
@@ -271,19 +271,14 @@ LogicalResult LayerNormOp::verify() {
   return success();
 }
 
-LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> location,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &results) {
-  auto table = cast<RankedTensorType>(adaptor.getTable().getType());
-  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+LogicalResult EmbeddingOp::verify() {
+  RankedTensorType table = getTable().getType();
   if (table.getRank() != 2)
-    return emitOptionalError(location, "table must have rank 2, got ",
-                             table.getRank());
-  SmallVector<int64_t> shape(indices.getShape());
+    return emitOpError("table must have rank 2, got ") << table.getRank();
+  SmallVector<int64_t> shape(getIndices().getType().getShape());
   shape.push_back(table.getDimSize(1));
-  results.push_back(RankedTensorType::get(shape, table.getElementType()));
-  return success();
+  return verifyResultType(*this,
+                          RankedTensorType::get(shape, table.getElementType()));
 }
 
 LogicalResult CausalMaskOp::verify() {

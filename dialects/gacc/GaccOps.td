@@ -227,7 +227,7 @@ def Gacc_DropoutOp : Gacc_Op<"dropout", [Pure, SameOperandsAndResultType]> {
 // Linear algebra and shape
 //===----------------------------------------------------------------------===//
 
-def Gacc_MatmulOp : Gacc_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+def Gacc_MatmulOp : Gacc_Op<"matmul", [Pure]> {
   let summary = "Batched matrix product";
   let description = [{
     Multiplies the last two dimensions: `[..., M, K] x [..., K, N]` gives
@@ -251,6 +251,7 @@ def Gacc_MatmulOp : Gacc_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
     (`transpose_rhs` $transpose_rhs^)? attr-dict `:` type($lhs) `,` type($rhs)
     `->` type($result)
   }];
+  let hasVerifier = 1;
 }
 
 def Gacc_BroadcastOp : Gacc_Op<"broadcast", [Pure]> {
@@ -268,7 +269,7 @@ def Gacc_BroadcastOp : Gacc_Op<"broadcast", [Pure]> {
 }
 
 class Gacc_ReduceOp<string mnemonic, string what>
-    : Gacc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Gacc_Op<mnemonic, [Pure]> {
   let summary = "The " # what # " over axes";
   let description = [{
     Reduces the dimensions listed in `axes` (non-empty, strictly increasing,
@@ -287,13 +288,10 @@ class Gacc_ReduceOp<string mnemonic, string what>
     $input `axes` `=` $axes (`keepdims` $keepdims^)? attr-dict `:`
     type($input) `->` type($result)
   }];
+  let hasVerifier = 1;
   let extraClassDefinition = [{
-    ::llvm::LogicalResult $cppClass::inferReturnTypes(
-        ::mlir::MLIRContext *, std::optional<::mlir::Location> location,
-        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &results) {
-      return inferReduceResult(location, adaptor.getInput().getType(),
-                               adaptor.getAxes(), adaptor.getKeepdims(),
-                               results);
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifyReduceOp(*this);
     }
   }];
 }
@@ -318,7 +316,7 @@ def Gacc_ReshapeOp : Gacc_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Gacc_TransposeOp : Gacc_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def Gacc_TransposeOp : Gacc_Op<"transpose", [Pure]> {
   let summary = "Permute dimensions";
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`.
@@ -334,9 +332,10 @@ def Gacc_TransposeOp : Gacc_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
     $input `perm` `=` $permutation attr-dict `:` type($input) `->` type($result)
   }];
   let hasFolder = 1;
+  let hasVerifier = 1;
 }
 
-def Gacc_SliceOp : Gacc_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+def Gacc_SliceOp : Gacc_Op<"slice", [Pure]> {
   let summary = "A static rectangular slice";
   let description = [{
     Takes `sizes[i]` elements of dimension `i` starting at `offsets[i]`.
@@ -353,9 +352,10 @@ def Gacc_SliceOp : Gacc_Op<"slice", [Pure, InferTypeOpAdaptor]> {
     $input `offsets` `=` $offsets `sizes` `=` $sizes attr-dict `:`
     type($input) `->` type($result)
   }];
+  let hasVerifier = 1;
 }
 
-def Gacc_ConcatOp : Gacc_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+def Gacc_ConcatOp : Gacc_Op<"concat", [Pure]> {
   let summary = "Join tensors along an axis";
   let description = [{
     All inputs have the same rank and element type and agree on every
@@ -371,6 +371,7 @@ def Gacc_ConcatOp : Gacc_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = [{
     $inputs `axis` `=` $axis attr-dict `:` type($inputs) `->` type($result)
   }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -419,7 +420,7 @@ def Gacc_LayerNormOp : Gacc_Op<"layer_norm", [Pure,
   let hasVerifier = 1;
 }
 
-def Gacc_EmbeddingOp : Gacc_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
+def Gacc_EmbeddingOp : Gacc_Op<"embedding", [Pure]> {
   let summary = "Row lookup in an embedding table";
   let description = [{
     For a `[V, D]` table and integer ids of shape `S`, the result has shape
@@ -437,6 +438,7 @@ def Gacc_EmbeddingOp : Gacc_Op<"embedding", [Pure, InferTypeOpAdaptor]> {
     $table `,` $indices attr-dict `:` type($table) `,` type($indices) `->`
     type($result)
   }];
+  let hasVerifier = 1;
 }
 
 def Gacc_CausalMaskOp : Gacc_Op<"causal_mask", [Pure]> {

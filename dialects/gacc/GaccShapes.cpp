@@ -53,33 +53,29 @@ LogicalResult gacc::inferBroadcastResult(std::optional<Location> loc,
   return success();
 }
 
-LogicalResult gacc::verifyAxes(std::optional<Location> loc,
-                               ArrayRef<int64_t> axes, int64_t rank) {
+LogicalResult gacc::verifyAxes(ArrayRef<int64_t> axes, int64_t rank,
+                               function_ref<InFlightDiagnostic()> emitError) {
   if (axes.empty())
-    return emitOptionalError(loc, "expects at least one axis");
+    return emitError() << "expects at least one axis";
   for (size_t i = 0; i < axes.size(); ++i) {
     if (axes[i] < 0 || axes[i] >= rank)
-      return emitOptionalError(loc, "axis ", axes[i],
-                               " is out of range for rank ", rank);
+      return emitError() << "axis " << axes[i] << " is out of range for rank "
+                         << rank;
     if (i > 0 && axes[i] <= axes[i - 1])
-      return emitOptionalError(loc, "axes must be strictly increasing");
+      return emitError() << "axes must be strictly increasing";
   }
   return success();
 }
 
-LogicalResult gacc::inferReduceResult(std::optional<Location> loc, Type input,
-                                      ArrayRef<int64_t> axes, bool keepdims,
-                                      SmallVectorImpl<Type> &results) {
-  auto tensor = cast<RankedTensorType>(input);
-  if (failed(verifyAxes(loc, axes, tensor.getRank())))
-    return failure();
-  SmallVector<int64_t> shape;
-  for (auto [dim, size] : llvm::enumerate(tensor.getShape())) {
+SmallVector<int64_t> gacc::reducedShape(ArrayRef<int64_t> shape,
+                                        ArrayRef<int64_t> axes,
+                                        bool keepdims) {
+  SmallVector<int64_t> result;
+  for (auto [dim, size] : llvm::enumerate(shape)) {
     if (!llvm::is_contained(axes, static_cast<int64_t>(dim)))
-      shape.push_back(size);
+      result.push_back(size);
     else if (keepdims)
-      shape.push_back(1);
+      result.push_back(1);
   }
-  results.push_back(RankedTensorType::get(shape, tensor.getElementType()));
-  return success();
+  return result;
 }

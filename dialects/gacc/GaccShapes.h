@@ -8,6 +8,7 @@
 #define GACC_DIALECTS_GACC_GACCSHAPES_H
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/SmallVector.h"
 #include <optional>
@@ -28,14 +29,14 @@ LogicalResult inferBroadcastResult(std::optional<Location> loc,
                                    ArrayRef<Type> operands,
                                    SmallVectorImpl<Type> &results);
 
-/// Checks that `axes` are strictly increasing, non-negative and below `rank`.
-LogicalResult verifyAxes(std::optional<Location> loc, ArrayRef<int64_t> axes,
-                         int64_t rank);
+/// Reports through `emitError` and fails unless `axes` are strictly
+/// increasing, non-negative and below `rank`.
+LogicalResult verifyAxes(ArrayRef<int64_t> axes, int64_t rank,
+                         function_ref<InFlightDiagnostic()> emitError);
 
-/// Result type of a reduction of `input` over `axes`.
-LogicalResult inferReduceResult(std::optional<Location> loc, Type input,
-                                ArrayRef<int64_t> axes, bool keepdims,
-                                SmallVectorImpl<Type> &results);
+/// The shape of a reduction over `axes` (assumed valid).
+SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> axes, bool keepdims);
 
 } // namespace mlir::gacc
 

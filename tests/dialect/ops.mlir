@@ -1,0 +1,150 @@
+// Round-trip of every gacc op: custom form, then through the generic form.
+// RUN: gacc-opt %s | gacc-opt | FileCheck %s
+// RUN: gacc-opt %s --mlir-print-op-generic | gacc-opt | FileCheck %s
+
+// CHECK-LABEL: gacc.param @w : tensor<8x4xf32> = #gacc.init<xavier_uniform, seed = 3>
+gacc.param @w : tensor<8x4xf32> = #gacc.init<xavier_uniform, seed = 3>
+// CHECK: gacc.param @b : tensor<8xbf16> = #gacc.init<zeros>
+gacc.param @b : tensor<8xbf16> = #gacc.init<zeros>
+// CHECK: gacc.input @x : tensor<2x4xf32> features
+gacc.input @x : tensor<2x4xf32> features
+// CHECK: gacc.input @y : tensor<2xi64> labels
+gacc.input @y : tensor<2xi64> labels
+// CHECK: gacc.input @ids : tensor<2x3xi32> tokens
+gacc.input @ids : tensor<2x3xi32> tokens
+// CHECK: gacc.input @m : tensor<2x3xi1> mask
+gacc.input @m : tensor<2x3xi1> mask
+
+// CHECK-LABEL: func.func @declarations
+func.func @declarations() -> (tensor<8x4xf32>, tensor<2x4xf32>) {
+  // CHECK: gacc.load @w : tensor<8x4xf32>
+  %w = gacc.load @w : tensor<8x4xf32>
+  // CHECK: gacc.load @x : tensor<2x4xf32>
+  %x = gacc.load @x : tensor<2x4xf32>
+  return %w, %x : tensor<8x4xf32>, tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func.func @elementwise
+func.func @elementwise(%a: tensor<2x4xf32>, %b: tensor<4xf32>, %s: tensor<f32>) -> tensor<2x4xf32> {
+  // CHECK: gacc.constant dense<5.000000e-01> : tensor<f32>
+  %c = gacc.constant dense<0.5> : tensor<f32>
+  // CHECK: gacc.add %{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<4xf32>
+  %0 = gacc.add %a, %b : tensor<2x4xf32>, tensor<4xf32>
+  // CHECK: gacc.sub %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<2x4xf32>
+  %1 = gacc.sub %b, %0 : tensor<4xf32>, tensor<2x4xf32>
+  // CHECK: gacc.mul %{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<f32>
+  %2 = gacc.mul %1, %c : tensor<2x4xf32>, tensor<f32>
+  // CHECK: gacc.div %{{.*}}, %{{.*}} : tensor<f32>, tensor<2x4xf32>
+  %3 = gacc.div %s, %2 : tensor<f32>, tensor<2x4xf32>
+  // CHECK: gacc.neg %{{.*}} : tensor<2x4xf32>
+  %4 = gacc.neg %3 : tensor<2x4xf32>
+  // CHECK: gacc.exp
+  %5 = gacc.exp %4 : tensor<2x4xf32>
+  // CHECK: gacc.log
+  %6 = gacc.log %5 : tensor<2x4xf32>
+  // CHECK: gacc.sqrt
+  %7 = gacc.sqrt %6 : tensor<2x4xf32>
+  // CHECK: gacc.rsqrt
+  %8 = gacc.rsqrt %7 : tensor<2x4xf32>
+  // CHECK: gacc.tanh
+  %9 = gacc.tanh %8 : tensor<2x4xf32>
+  // CHECK: gacc.sigmoid
+  %10 = gacc.sigmoid %9 : tensor<2x4xf32>
+  // CHECK: gacc.relu
+  %11 = gacc.relu %10 : tensor<2x4xf32>
+  // CHECK: gacc.gelu %{{.*}} : tensor<2x4xf32>
+  %12 = gacc.gelu %11 : tensor<2x4xf32>
+  // CHECK: gacc.gelu %{{.*}} approximation = tanh : tensor<2x4xf32>
+  %13 = gacc.gelu %12 approximation = tanh : tensor<2x4xf32>
+  // CHECK: gacc.dropout %{{.*}} rate = 1.000000e-01 seed = 7 : tensor<2x4xf32>
+  %14 = gacc.dropout %13 rate = 0.1 seed = 7 : tensor<2x4xf32>
+  return %14 : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func.func @shapes
+func.func @shapes(%a: tensor<2x3x4xf32>, %w: tensor<5x4xf32>, %v: tensor<4xf32>) {
+  // CHECK: gacc.matmul %{{.*}}, %{{.*}} transpose_rhs : tensor<2x3x4xf32>, tensor<5x4xf32> -> tensor<2x3x5xf32>
+  %0 = gacc.matmul %a, %w transpose_rhs : tensor<2x3x4xf32>, tensor<5x4xf32> -> tensor<2x3x5xf32>
+  // CHECK: gacc.matmul %{{.*}}, %{{.*}} transpose_lhs : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x4x4xf32>
+  %1 = gacc.matmul %a, %a transpose_lhs : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x4x4xf32>
+  // CHECK: gacc.matmul %{{.*}}, %{{.*}} transpose_lhs transpose_rhs : tensor<4x5xf32>, tensor<3x4xf32> -> tensor<5x3xf32>
+  %t = gacc.transpose %w perm = [1, 0] : tensor<5x4xf32> -> tensor<4x5xf32>
+  %m = gacc.slice %a offsets = [0, 0, 0] sizes = [1, 3, 4] : tensor<2x3x4xf32> -> tensor<1x3x4xf32>
+  %m2 = gacc.reshape %m : tensor<1x3x4xf32> -> tensor<3x4xf32>
+  %2 = gacc.matmul %t, %m2 transpose_lhs transpose_rhs : tensor<4x5xf32>, tensor<3x4xf32> -> tensor<5x3xf32>
+  // CHECK: gacc.broadcast %{{.*}} : tensor<4xf32> -> tensor<2x3x4xf32>
+  %3 = gacc.broadcast %v : tensor<4xf32> -> tensor<2x3x4xf32>
+  // CHECK: gacc.reduce_sum %{{.*}} axes = [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
+  %4 = gacc.reduce_sum %a axes = [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
+  // CHECK: gacc.reduce_mean %{{.*}} axes = [1] keepdims : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+  %5 = gacc.reduce_mean %a axes = [1] keepdims : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+  // CHECK: gacc.reduce_max %{{.*}} axes = [2] : tensor<2x3x4xf32> -> tensor<2x3xf32>
+  %6 = gacc.reduce_max %a axes = [2] : tensor<2x3x4xf32> -> tensor<2x3xf32>
+  // CHECK: gacc.reshape %{{.*}} : tensor<2x3x4xf32> -> tensor<6x2x2xf32>
+  %7 = gacc.reshape %a : tensor<2x3x4xf32> -> tensor<6x2x2xf32>
+  // CHECK: gacc.transpose %{{.*}} perm = [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  %8 = gacc.transpose %a perm = [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  // CHECK: gacc.slice %{{.*}} offsets = [1, 0, 2] sizes = [1, 3, 2] : tensor<2x3x4xf32> -> tensor<1x3x2xf32>
+  %9 = gacc.slice %a offsets = [1, 0, 2] sizes = [1, 3, 2] : tensor<2x3x4xf32> -> tensor<1x3x2xf32>
+  // CHECK: gacc.concat %{{.*}}, %{{.*}} axis = 2 : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x8xf32>
+  %10 = gacc.concat %a, %a axis = 2 : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @nn
+func.func @nn(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>,
+              %table: tensor<10x4xf32>, %ids: tensor<2x3xi32>) {
+  // CHECK: gacc.softmax %{{.*}} axis = 2 : tensor<2x3x4xf32>
+  %0 = gacc.softmax %x axis = 2 : tensor<2x3x4xf32>
+  // CHECK: gacc.log_softmax %{{.*}} axis = 0 : tensor<2x3x4xf32>
+  %1 = gacc.log_softmax %x axis = 0 : tensor<2x3x4xf32>
+  // CHECK: gacc.layer_norm %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x3x4xf32>, tensor<4xf32>
+  %2 = gacc.layer_norm %x, %g, %b : tensor<2x3x4xf32>, tensor<4xf32>
+  // CHECK: gacc.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 9.9999999999999995E-7 : f64} : tensor<2x3x4xf32>, tensor<4xf32>
+  %3 = gacc.layer_norm %x, %g, %b {epsilon = 1.0e-6 : f64} : tensor<2x3x4xf32>, tensor<4xf32>
+  // CHECK: gacc.embedding %{{.*}}, %{{.*}} : tensor<10x4xf32>, tensor<2x3xi32> -> tensor<2x3x4xf32>
+  %4 = gacc.embedding %table, %ids : tensor<10x4xf32>, tensor<2x3xi32> -> tensor<2x3x4xf32>
+  // CHECK: gacc.causal_mask : tensor<3x3xi1>
+  %mask = gacc.causal_mask : tensor<3x3xi1>
+  %ninf = gacc.constant dense<0xFF800000> : tensor<f32>
+  // CHECK: gacc.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<3x3xi1>, tensor<2x3x3xf32>, tensor<f32>
+  %s = gacc.slice %x offsets = [0, 0, 0] sizes = [2, 3, 3] : tensor<2x3x4xf32> -> tensor<2x3x3xf32>
+  %5 = gacc.select %mask, %s, %ninf : tensor<3x3xi1>, tensor<2x3x3xf32>, tensor<f32>
+  return
+}
+
+// CHECK-LABEL: func.func @losses
+func.func @losses(%logits: tensor<2x3x5xf32>, %t: tensor<2x3xi64>, %p: tensor<2x1xf64>, %q: tensor<2x1xf64>) {
+  // CHECK: gacc.cross_entropy sum %{{.*}}, %{{.*}} : tensor<2x3x5xf32>, tensor<2x3xi64>
+  %0 = gacc.cross_entropy sum %logits, %t : tensor<2x3x5xf32>, tensor<2x3xi64>
+  // CHECK: gacc.cross_entropy mean %{{.*}}, %{{.*}} : tensor<2x3x5xf32>, tensor<2x3xi64>
+  %1 = gacc.cross_entropy mean %logits, %t : tensor<2x3x5xf32>, tensor<2x3xi64>
+  // CHECK: gacc.cross_entropy token_mean %{{.*}}, %{{.*}} ignore_index = -100 : tensor<2x3x5xf32>, tensor<2x3xi64>
+  %2 = gacc.cross_entropy token_mean %logits, %t ignore_index = -100 : tensor<2x3x5xf32>, tensor<2x3xi64>
+  // CHECK: gacc.mse_loss mean %{{.*}}, %{{.*}} : tensor<2x1xf64>
+  %3 = gacc.mse_loss mean %p, %q : tensor<2x1xf64>
+  // CHECK: gacc.mse_loss sum %{{.*}}, %{{.*}} : tensor<2x1xf64>
+  %4 = gacc.mse_loss sum %p, %q : tensor<2x1xf64>
+  return
+}
+
+func.func @model() -> tensor<f32> {
+  %x = gacc.load @x : tensor<2x4xf32>
+  %y = gacc.load @y : tensor<2xi64>
+  %w = gacc.load @w : tensor<8x4xf32>
+  %l = gacc.matmul %x, %w transpose_rhs : tensor<2x4xf32>, tensor<8x4xf32> -> tensor<2x8xf32>
+  %loss = gacc.cross_entropy mean %l, %y : tensor<2x8xf32>, tensor<2xi64>
+  return %loss : tensor<f32>
+}
+
+// CHECK-LABEL: gacc.train_step @minimal model @model batch_size 2 optimizer #gacc.sgd<lr = 0.1>{{$}}
+gacc.train_step @minimal model @model batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+
+// CHECK: gacc.train_step @full model @model batch_size 2 micro_batch_size 1
+// CHECK-SAME: optimizer #gacc.adamw<lr = 0.001, beta1 = 0.8, beta2 = 0.99, eps = 1.0e-06, weight_decay = 0.0>
+// CHECK-SAME: schedule #gacc.warmup_cosine<warmup_steps = 10, total_steps = 100, min_lr = 1.0e-05>
+// CHECK-SAME: grad_clip_norm 1.000000e+00 precision bf16 remat #gacc.remat<sqrt> zero #gacc.zero<stage = 3, ranks = 2>
+gacc.train_step @full model @model batch_size 2 micro_batch_size 1
+    optimizer #gacc.adamw<lr = 1.0e-3, beta1 = 0.8, beta2 = 0.99, eps = 1.0e-6, weight_decay = 0.0>
+    schedule #gacc.warmup_cosine<warmup_steps = 10, total_steps = 100, min_lr = 1.0e-5>
+    grad_clip_norm 1.0 precision bf16 remat #gacc.remat<sqrt> zero #gacc.zero<stage = 3, ranks = 2>
