@@ -38,6 +38,11 @@ std::string gacc::formatShortest(const APFloat &value) {
   return result;
 }
 
+/// Diagnostics print numbers as they are written in the IR.
+static std::string text(double value) {
+  return gacc::formatShortest(APFloat(value));
+}
+
 void GaccDialect::registerAttributes() {
   addAttributes<
 #define GET_ATTRDEF_LIST
@@ -52,7 +57,7 @@ LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "'" << stringifyInitKind(kind)
                        << "' initializer takes no scale";
   if (!(scale > 0.0))
-    return emitError() << "initializer scale must be positive, got " << scale;
+    return emitError() << "initializer scale must be positive, got " << text(scale);
   return success();
 }
 
@@ -65,14 +70,14 @@ LogicalResult SGDAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   double dampening = dampeningAttr.convertToDouble();
   double weightDecay = weightDecayAttr.convertToDouble();
   if (!(lr > 0.0))
-    return emitError() << "learning rate must be positive, got " << lr;
+    return emitError() << "learning rate must be positive, got " << text(lr);
   if (!(momentum >= 0.0))
-    return emitError() << "momentum must be non-negative, got " << momentum;
+    return emitError() << "momentum must be non-negative, got " << text(momentum);
   if (!(dampening >= 0.0 && dampening <= 1.0))
-    return emitError() << "dampening must be in [0, 1], got " << dampening;
+    return emitError() << "dampening must be in [0, 1], got " << text(dampening);
   if (!(weightDecay >= 0.0))
     return emitError() << "weight decay must be non-negative, got "
-                       << weightDecay;
+                       << text(weightDecay);
   if (nesterov && (momentum == 0.0 || dampening != 0.0))
     return emitError()
            << "nesterov momentum requires a positive momentum and zero "
@@ -90,15 +95,15 @@ LogicalResult AdamWAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   double eps = epsAttr.convertToDouble();
   double weightDecay = weightDecayAttr.convertToDouble();
   if (!(lr > 0.0))
-    return emitError() << "learning rate must be positive, got " << lr;
+    return emitError() << "learning rate must be positive, got " << text(lr);
   if (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0))
-    return emitError() << "betas must be in [0, 1), got (" << beta1 << ", "
-                       << beta2 << ")";
+    return emitError() << "betas must be in [0, 1), got (" << text(beta1) << ", "
+                       << text(beta2) << ")";
   if (!(eps > 0.0))
-    return emitError() << "eps must be positive, got " << eps;
+    return emitError() << "eps must be positive, got " << text(eps);
   if (!(weightDecay >= 0.0))
     return emitError() << "weight decay must be non-negative, got "
-                       << weightDecay;
+                       << text(weightDecay);
   return success();
 }
 
@@ -113,7 +118,7 @@ WarmupCosineScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "warmup_steps (" << warmupSteps
                        << ") exceeds total_steps (" << totalSteps << ")";
   if (!(minLr >= 0.0))
-    return emitError() << "min_lr must be non-negative, got " << minLr;
+    return emitError() << "min_lr must be non-negative, got " << text(minLr);
   return success();
 }
 

@@ -91,7 +91,7 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
 LogicalResult DropoutOp::verify() {
   double rate = getRate().convertToDouble();
   if (!(rate >= 0.0 && rate < 1.0))
-    return emitOpError("rate must be in [0, 1), got ") << rate;
+    return emitOpError("rate must be in [0, 1), got ") << formatShortest(getRate());
   return success();
 }
 
@@ -219,7 +219,7 @@ LogicalResult ConcatOp::verify() {
   if (getInputs().empty())
     return emitOpError("expects at least one input");
   auto first = cast<RankedTensorType>(getInputs().front().getType());
-  int64_t axis = getAxis();
+  int64_t axis = getAxisAttr().getInt();
   if (axis < 0 || axis >= first.getRank())
     return emitOpError("axis ")
            << axis << " is out of range for rank " << first.getRank();
@@ -247,9 +247,10 @@ LogicalResult ConcatOp::verify() {
 template <typename SoftmaxLike>
 static LogicalResult verifySoftmaxAxis(SoftmaxLike op) {
   int64_t rank = op.getInput().getType().getRank();
-  if (op.getAxis() < 0 || op.getAxis() >= rank)
-    return op.emitOpError("axis ")
-           << op.getAxis() << " is out of range for rank " << rank;
+  int64_t axis = op.getAxisAttr().getInt();
+  if (axis < 0 || axis >= rank)
+    return op.emitOpError("axis ") << axis << " is out of range for rank "
+                                   << rank;
   return success();
 }
 
@@ -354,14 +355,17 @@ double TrainStepOp::getBaseLearningRate() {
 }
 
 LogicalResult TrainStepOp::verify() {
-  if (getBatchSize() < 1)
-    return emitOpError("batch_size must be positive, got ") << getBatchSize();
-  if (std::optional<int64_t> micro = getMicroBatchSize()) {
-    if (*micro < 1)
-      return emitOpError("micro_batch_size must be positive, got ") << *micro;
-    if (*micro > getBatchSize())
+  // I64Attr accessors are unsigned; read the signed values.
+  int64_t batch = getBatchSizeAttr().getInt();
+  if (batch < 1)
+    return emitOpError("batch_size must be positive, got ") << batch;
+  if (IntegerAttr microAttr = getMicroBatchSizeAttr()) {
+    int64_t micro = microAttr.getInt();
+    if (micro < 1)
+      return emitOpError("micro_batch_size must be positive, got ") << micro;
+    if (micro > batch)
       return emitOpError("micro_batch_size (")
-             << *micro << ") exceeds batch_size (" << getBatchSize() << ")";
+             << micro << ") exceeds batch_size (" << batch << ")";
   }
   if (std::optional<APFloat> clip = getGradClipNorm())
     if (!(clip->convertToDouble() > 0.0))
@@ -369,12 +373,13 @@ LogicalResult TrainStepOp::verify() {
   if (auto cosine = dyn_cast<WarmupCosineScheduleAttr>(getEffectiveSchedule()))
     if (cosine.getMinLr().convertToDouble() > getBaseLearningRate())
       return emitOpError("schedule min_lr (")
-             << cosine.getMinLr().convertToDouble() << ") exceeds the optimizer's lr ("
-             << getBaseLearningRate() << ")";
+             << formatShortest(cosine.getMinLr())
+             << ") exceeds the optimizer's lr ("
+             << formatShortest(APFloat(getBaseLearningRate())) << ")";
   uint64_t ranks = getEffectiveZero().getRanks();
   if (getBatchSize() % ranks != 0)
     return emitOpError("batch_size (")
-           << getBatchSize() << ") must divide evenly over " << ranks
+           << batch << ") must divide evenly over " << ranks
            << " ZeRO ranks";
   return success();
 }
@@ -408,7 +413,8 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
   Operation *module = (*this)->getParentOp();
   for (auto input : module->getRegion(0).getOps<InputOp>())
-    if (input.getTensorType().getDimSize(0) != getBatchSize())
+    if (input.getTensorType().getDimSize(0) !=
+        static_cast<int64_t>(getBatchSize()))
       return emitOpError("batch_size (")
              << getBatchSize() << ") differs from dimension 0 of input '" << input.getSymName()
              << "' (" << input.getTensorType().getDimSize(0) << ")";

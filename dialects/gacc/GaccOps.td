@@ -562,6 +562,8 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
   let extraClassDeclaration = [{
     /// The model function; null if `model` does not name a func.func.
     ::mlir::func::FuncOp getModelFunc();
+    /// Batch sizes are positive (verified), so the unsigned accessors of
+    /// I64Attr convert safely.
     int64_t getEffectiveMicroBatchSize() {
       return getMicroBatchSize().value_or(getBatchSize());
     }

@@ -1,0 +1,87 @@
+// Every attribute verifier rule, one case each.
+// RUN: gacc-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{'zeros' initializer takes no scale}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros, scale = 2.0>
+
+// -----
+// expected-error @+1 {{initializer scale must be positive, got -1.0}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<normal, scale = -1.0>
+
+// -----
+// expected-error @+1 {{learning rate must be positive, got 0.0}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.sgd<lr = 0.0>}
+
+// -----
+// expected-error @+1 {{momentum must be non-negative, got -0.5}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.sgd<lr = 0.1, momentum = -0.5>}
+
+// -----
+// expected-error @+1 {{dampening must be in [0, 1], got 2.0}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.sgd<lr = 0.1, dampening = 2.0>}
+
+// -----
+// expected-error @+1 {{weight decay must be non-negative, got -1.0}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.sgd<lr = 0.1, weight_decay = -1.0>}
+
+// -----
+// expected-error @+1 {{nesterov momentum requires a positive momentum and zero dampening}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.sgd<lr = 0.1, nesterov = true>}
+
+// -----
+// expected-error @+1 {{nesterov momentum requires a positive momentum and zero dampening}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.sgd<lr = 0.1, momentum = 0.9, dampening = 0.1, nesterov = true>}
+
+// -----
+// expected-error @+1 {{learning rate must be positive, got -0.001}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adamw<lr = -0.001>}
+
+// -----
+// expected-error @+1 {{betas must be in [0, 1), got (0.9, 1.0)}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adamw<lr = 0.001, beta2 = 1.0>}
+
+// -----
+// expected-error @+1 {{eps must be positive, got 0.0}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adamw<lr = 0.001, eps = 0.0>}
+
+// -----
+// expected-error @+1 {{weight decay must be non-negative, got -0.1}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adamw<lr = 0.001, weight_decay = -0.1>}
+
+// -----
+// expected-error @+1 {{total_steps must be positive}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.warmup_cosine<warmup_steps = 0, total_steps = 0>}
+
+// -----
+// expected-error @+1 {{warmup_steps (20) exceeds total_steps (10)}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.warmup_cosine<warmup_steps = 20, total_steps = 10>}
+
+// -----
+// expected-error @+1 {{min_lr must be non-negative, got -1.0}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.warmup_cosine<warmup_steps = 1, total_steps = 10, min_lr = -1.0>}
+
+// -----
+// expected-error @+1 {{the 'budget' policy needs a positive budget in bytes}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.remat<budget>}
+
+// -----
+// expected-error @+1 {{a budget applies only to the 'budget' policy}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.remat<sqrt, budget = 100>}
+
+// -----
+// expected-error @+1 {{ZeRO stage must be 0, 1, 2 or 3, got 4}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.zero<stage = 4, ranks = 2>}
+
+// -----
+// expected-error @+1 {{ZeRO needs at least one rank}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.zero<stage = 1, ranks = 0>}
+
+// -----
+// expected-error @+2 {{expected valid keyword}}
+// expected-error @+1 {{failed to parse Gacc_InitAttr parameter 'kind'}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<>
+
+// -----
+// expected-error @+2 {{expected ::mlir::gacc::InitKind to be one of: zeros, ones, normal, uniform, xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal}}
+// expected-error @+1 {{failed to parse Gacc_InitAttr parameter 'kind'}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<orthogonal>
