@@ -33,6 +33,14 @@ def Gacc_InputKind : I32EnumAttr<"InputKind", "role of a batch input", [
   let genSpecializedAttr = 0;
 }
 def Gacc_InputKindAttr : EnumAttr<Gacc_Dialect, Gacc_InputKind, "input_kind"> {
+  let summary = "The role of a batch input";
+  let description = [{
+    Used by `gacc.input`: `features`, `labels`, `tokens` or `mask`.
+
+    ```mlir
+    gacc.input @label : tensor<64xi32> labels
+    ```
+  }];
   let assemblyFormat = "$value";
 }
 
@@ -45,6 +53,14 @@ def Gacc_LossReduction : I32EnumAttr<"LossReduction", "loss reduction", [
 }
 def Gacc_LossReductionAttr
     : EnumAttr<Gacc_Dialect, Gacc_LossReduction, "reduction"> {
+  let summary = "How a loss reduces over positions";
+  let description = [{
+    Used by `gacc.cross_entropy` and `gacc.mse_loss`: `sum`, `mean` or `token_mean`.
+
+    ```mlir
+    %l = gacc.cross_entropy token_mean %logits, %t : tensor<4x8x96xf32>, tensor<4x8xi32>
+    ```
+  }];
   let assemblyFormat = "$value";
 }
 
@@ -55,6 +71,14 @@ def Gacc_GeluApproximation : I32EnumAttr<"GeluApproximation",
 }
 def Gacc_GeluApproximationAttr
     : EnumAttr<Gacc_Dialect, Gacc_GeluApproximation, "gelu_approximation"> {
+  let summary = "The GELU formula";
+  let description = [{
+    Used by `gacc.gelu`: the exact `erf` form or the `tanh` approximation.
+
+    ```mlir
+    %y = gacc.gelu %x approximation = tanh : tensor<4x512xf32>
+    ```
+  }];
   let assemblyFormat = "$value";
 }
 
@@ -66,6 +90,14 @@ def Gacc_Precision : I32EnumAttr<"Precision", "compute precision", [
   let genSpecializedAttr = 0;
 }
 def Gacc_PrecisionAttr : EnumAttr<Gacc_Dialect, Gacc_Precision, "precision"> {
+  let summary = "The compute precision of a training step";
+  let description = [{
+    Used by `gacc.train_step`: `f32`, `f16` or `bf16`.
+
+    ```mlir
+    gacc.train_step @t model @m batch_size 8 optimizer #gacc.sgd<lr = 0.1> precision bf16
+    ```
+  }];
   let assemblyFormat = "$value";
 }
 

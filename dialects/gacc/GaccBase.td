@@ -34,19 +34,21 @@ def Gacc_Dialect : Dialect {
     of dimensions must be equal or one of them 1. Axes are non-negative.
 
     ```mlir
-    gacc.param @w : tensor<4x3xf32> = #gacc.init<xavier_uniform, seed = 1>
+    gacc.param @w : tensor<3x4xf32> = #gacc.init<xavier_uniform, seed = 1>
     gacc.input @x : tensor<8x4xf32> features
     gacc.input @y : tensor<8xi32> labels
     func.func @model() -> tensor<f32> {
       %x = gacc.load @x : tensor<8x4xf32>
       %y = gacc.load @y : tensor<8xi32>
-      %w = gacc.load @w : tensor<4x3xf32>
-      %logits = gacc.matmul %x, %w : tensor<8x4xf32>, tensor<4x3xf32>
-      %loss = gacc.cross_entropy mean %logits, %y : tensor<8x3xf32>, tensor<8xi32>
+      %w = gacc.load @w : tensor<3x4xf32>
+      %logits = gacc.matmul %x, %w transpose_rhs
+          : tensor<8x4xf32>, tensor<3x4xf32> -> tensor<8x3xf32>
+      %loss = gacc.cross_entropy mean %logits, %y
+          : tensor<8x3xf32>, tensor<8xi32>
       return %loss : tensor<f32>
     }
-    gacc.train_step @train {model = @model, batch_size = 8 : i64,
-                            optimizer = #gacc.sgd<lr = 1.000000e-01>}
+    gacc.train_step @train model @model batch_size 8
+        optimizer #gacc.sgd<lr = 0.1, momentum = 0.9>
     ```
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
