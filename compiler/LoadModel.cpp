@@ -1,4 +1,5 @@
-//===- LoadModel.cpp - parse and verify a gacc model ------------------------===//
+//===- LoadModel.cpp - parse and verify a gacc model
+//------------------------===//
 
 #include "compiler/LoadModel.h"
 #include "mlir/Parser/Parser.h"

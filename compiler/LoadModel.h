@@ -1,4 +1,5 @@
-//===- LoadModel.h - parse and verify a gacc model ----------------*- C++ -*-===//
+//===- LoadModel.h - parse and verify a gacc model ----------------*- C++
+//-*-===//
 //
 // The front door of every gacc tool and API: read a model file, parse it,
 // verify it and find its training step. Every failure is a located
@@ -19,13 +20,12 @@ namespace mlir::gacc {
 /// added to `sourceMgr` so that diagnostics can quote it. Returns null after
 /// reporting an error.
 OwningOpRef<ModuleOp> loadModel(llvm::StringRef path,
-                                            llvm::SourceMgr &sourceMgr,
-                                            MLIRContext &context);
+                                llvm::SourceMgr &sourceMgr,
+                                MLIRContext &context);
 
 /// The training step named `name`, or the only one when `name` is empty.
 /// Reports an error at the module and returns null otherwise.
-TrainStepOp findTrainStep(ModuleOp module,
-                                      llvm::StringRef name);
+TrainStepOp findTrainStep(ModuleOp module, llvm::StringRef name);
 
 } // namespace mlir::gacc
 

@@ -1,4 +1,5 @@
-//===- StateMemory.cpp - memory that lives across training steps ------------===//
+//===- StateMemory.cpp - memory that lives across training steps
+//------------===//
 
 #include "compiler/plan/StateMemory.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -8,15 +9,12 @@ using namespace mlir;
 using namespace mlir::gacc;
 
 static int64_t byteSize(RankedTensorType type) {
-  return type.getNumElements() *
-         ((type.getElementTypeBitWidth() + 7) / 8);
+  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
 }
 
 static int64_t optimizerSlots(Attribute optimizer) {
   return llvm::TypeSwitch<Attribute, int64_t>(optimizer)
-      .Case([](SGDAttr sgd) {
-        return sgd.getMomentum().isZero() ? 0 : 1;
-      })
+      .Case([](SGDAttr sgd) { return sgd.getMomentum().isZero() ? 0 : 1; })
       .Case([](AdamWAttr) { return 2; })
       .Default([](Attribute) { return 0; });
 }
@@ -69,9 +67,9 @@ void gacc::printStateReport(raw_ostream &os, TrainStepOp step) {
 
   os << "step @" << step.getSymName() << ": model @" << step.getModel()
      << ", batch " << step.getBatchSize() << " (micro-batch "
-     << step.getEffectiveMicroBatchSize() << ", "
-     << step.getAccumulationSteps() << " accumulation step"
-     << (step.getAccumulationSteps() == 1 ? "" : "s") << ")\n";
+     << step.getEffectiveMicroBatchSize() << ", " << step.getAccumulationSteps()
+     << " accumulation step" << (step.getAccumulationSteps() == 1 ? "" : "s")
+     << ")\n";
   os << "optimizer " << step.getOptimizer() << "\n";
   os << "schedule " << step.getEffectiveSchedule() << ", precision "
      << stringifyPrecision(step.getEffectivePrecision()) << ", remat "

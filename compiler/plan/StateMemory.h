@@ -15,7 +15,7 @@
 namespace mlir::gacc {
 
 struct StateMemory {
-  int64_t parameterCount = 0;   ///< Tensors.
+  int64_t parameterCount = 0; ///< Tensors.
   int64_t parameterElements = 0;
   int64_t parameterBytes = 0;
   int64_t gradientBytes = 0;

@@ -1,4 +1,5 @@
-//===- GaccAttrs.cpp - gacc enums and attributes ----------------------------===//
+//===- GaccAttrs.cpp - gacc enums and attributes
+//----------------------------===//
 //
 // Attribute verifiers: the ranges PyTorch's optimizers, initializers and
 // schedulers accept, so a bad configuration fails at parse time with a
@@ -51,13 +52,15 @@ void GaccDialect::registerAttributes() {
 }
 
 LogicalResult InitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                               InitKind kind, APFloat scaleAttr, uint64_t seed) {
+                               InitKind kind, APFloat scaleAttr,
+                               uint64_t seed) {
   double scale = scaleAttr.convertToDouble();
   if ((kind == InitKind::zeros || kind == InitKind::ones) && scale != 1.0)
     return emitError() << "'" << stringifyInitKind(kind)
                        << "' initializer takes no scale";
   if (!(scale > 0.0))
-    return emitError() << "initializer scale must be positive, got " << text(scale);
+    return emitError() << "initializer scale must be positive, got "
+                       << text(scale);
   return success();
 }
 
@@ -72,9 +75,11 @@ LogicalResult SGDAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!(lr > 0.0))
     return emitError() << "learning rate must be positive, got " << text(lr);
   if (!(momentum >= 0.0))
-    return emitError() << "momentum must be non-negative, got " << text(momentum);
+    return emitError() << "momentum must be non-negative, got "
+                       << text(momentum);
   if (!(dampening >= 0.0 && dampening <= 1.0))
-    return emitError() << "dampening must be in [0, 1], got " << text(dampening);
+    return emitError() << "dampening must be in [0, 1], got "
+                       << text(dampening);
   if (!(weightDecay >= 0.0))
     return emitError() << "weight decay must be non-negative, got "
                        << text(weightDecay);
@@ -97,8 +102,8 @@ LogicalResult AdamWAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!(lr > 0.0))
     return emitError() << "learning rate must be positive, got " << text(lr);
   if (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0))
-    return emitError() << "betas must be in [0, 1), got (" << text(beta1) << ", "
-                       << text(beta2) << ")";
+    return emitError() << "betas must be in [0, 1), got (" << text(beta1)
+                       << ", " << text(beta2) << ")";
   if (!(eps > 0.0))
     return emitError() << "eps must be positive, got " << text(eps);
   if (!(weightDecay >= 0.0))
@@ -125,7 +130,8 @@ WarmupCosineScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult RematAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                 RematPolicy policy, uint64_t budget) {
   if (policy == RematPolicy::budget && budget == 0)
-    return emitError() << "the 'budget' policy needs a positive budget in bytes";
+    return emitError()
+           << "the 'budget' policy needs a positive budget in bytes";
   if (policy != RematPolicy::budget && budget != 0)
     return emitError() << "a budget applies only to the 'budget' policy";
   return success();

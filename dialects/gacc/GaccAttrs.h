@@ -1,4 +1,5 @@
-//===- GaccAttrs.h - gacc enums and attributes --------------------*- C++ -*-===//
+//===- GaccAttrs.h - gacc enums and attributes --------------------*- C++
+//-*-===//
 #ifndef GACC_DIALECTS_GACC_GACCATTRS_H
 #define GACC_DIALECTS_GACC_GACCATTRS_H
 

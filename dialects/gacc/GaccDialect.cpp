@@ -1,4 +1,5 @@
-//===- GaccDialect.cpp - the gacc dialect -----------------------------------===//
+//===- GaccDialect.cpp - the gacc dialect
+//-----------------------------------===//
 
 #include "dialects/gacc/GaccDialect.h"
 #include "dialects/gacc/GaccAttrs.h"

@@ -1,4 +1,5 @@
-//===- GaccOps.cpp - gacc operations ----------------------------------------===//
+//===- GaccOps.cpp - gacc operations
+//----------------------------------------===//
 //
 // Verifiers, type inference and folders. Shape rules that other code reuses
 // live in GaccShapes.cpp.
@@ -22,10 +23,9 @@ static bool isFloat(Type type) { return isa<FloatType>(type); }
 
 LogicalResult ParamOp::verify() {
   InitKind kind = getInit().getKind();
-  bool needsFans = kind == InitKind::xavier_uniform ||
-                   kind == InitKind::xavier_normal ||
-                   kind == InitKind::kaiming_uniform ||
-                   kind == InitKind::kaiming_normal;
+  bool needsFans =
+      kind == InitKind::xavier_uniform || kind == InitKind::xavier_normal ||
+      kind == InitKind::kaiming_uniform || kind == InitKind::kaiming_normal;
   if (needsFans && getTensorType().getRank() < 2)
     return emitOpError("initializer '")
            << stringifyInitKind(kind)
@@ -46,9 +46,8 @@ LogicalResult InputOp::verify() {
   case InputKind::labels:
   case InputKind::tokens:
     if (!element.isSignlessInteger(32) && !element.isSignlessInteger(64))
-      return emitOpError("'")
-             << stringifyInputKind(getKind())
-             << "' input must have an i32 or i64 element type";
+      return emitOpError("'") << stringifyInputKind(getKind())
+                              << "' input must have an i32 or i64 element type";
     break;
   case InputKind::mask:
     if (!element.isInteger(1) && !isFloat(element))
@@ -61,8 +60,8 @@ LogicalResult InputOp::verify() {
 LogicalResult LoadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   Operation *decl = symbolTable.lookupNearestSymbolFrom(*this, getNameAttr());
   if (!decl || !isa<ParamOp, InputOp>(decl))
-    return emitOpError("'") << getName()
-                            << "' does not name a gacc.param or gacc.input";
+    return emitOpError("'")
+           << getName() << "' does not name a gacc.param or gacc.input";
   Type declared = isa<ParamOp>(decl) ? cast<ParamOp>(decl).getType()
                                      : cast<InputOp>(decl).getType();
   if (declared != getType())
@@ -91,7 +90,8 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
 LogicalResult DropoutOp::verify() {
   double rate = getRate().convertToDouble();
   if (!(rate >= 0.0 && rate < 1.0))
-    return emitOpError("rate must be in [0, 1), got ") << formatShortest(getRate());
+    return emitOpError("rate must be in [0, 1), got ")
+           << formatShortest(getRate());
   return success();
 }
 
@@ -131,24 +131,21 @@ LogicalResult MatmulOp::verify() {
                           RankedTensorType::get(shape, lhs.getElementType()));
 }
 
-template <typename ReduceOp>
-static LogicalResult verifyReduceOp(ReduceOp op) {
+template <typename ReduceOp> static LogicalResult verifyReduceOp(ReduceOp op) {
   RankedTensorType input = op.getInput().getType();
   if (failed(verifyAxes(op.getAxes(), input.getRank(),
                         [&] { return op.emitOpError(); })))
     return failure();
   return verifyResultType(
-      op, RankedTensorType::get(reducedShape(input.getShape(), op.getAxes(),
-                                             op.getKeepdims()),
-                                input.getElementType()));
+      op, RankedTensorType::get(
+              reducedShape(input.getShape(), op.getAxes(), op.getKeepdims()),
+              input.getElementType()));
 }
 
 LogicalResult BroadcastOp::verify() {
-  if (getInput().getType().getElementType() !=
-      getType().getElementType())
+  if (getInput().getType().getElementType() != getType().getElementType())
     return emitOpError("element type must not change");
-  if (!isBroadcastableTo(getInput().getType().getShape(),
-                         getType().getShape()))
+  if (!isBroadcastableTo(getInput().getType().getShape(), getType().getShape()))
     return emitOpError("cannot broadcast ")
            << getInput().getType() << " to " << getType();
   return success();
@@ -249,8 +246,8 @@ static LogicalResult verifySoftmaxAxis(SoftmaxLike op) {
   int64_t rank = op.getInput().getType().getRank();
   int64_t axis = op.getAxisAttr().getInt();
   if (axis < 0 || axis >= rank)
-    return op.emitOpError("axis ") << axis << " is out of range for rank "
-                                   << rank;
+    return op.emitOpError("axis ")
+           << axis << " is out of range for rank " << rank;
   return success();
 }
 
@@ -292,9 +289,10 @@ LogicalResult CausalMaskOp::verify() {
 // Losses
 //===----------------------------------------------------------------------===//
 
-LogicalResult CrossEntropyOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
-    SmallVectorImpl<Type> &results) {
+LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> location,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &results) {
   auto logits = cast<RankedTensorType>(adaptor.getLogits().getType());
   auto targets = cast<RankedTensorType>(adaptor.getTargets().getType());
   if (logits.getRank() < 1)
@@ -379,8 +377,7 @@ LogicalResult TrainStepOp::verify() {
   uint64_t ranks = getEffectiveZero().getRanks();
   if (getBatchSize() % ranks != 0)
     return emitOpError("batch_size (")
-           << batch << ") must divide evenly over " << ranks
-           << " ZeRO ranks";
+           << batch << ") must divide evenly over " << ranks << " ZeRO ranks";
   return success();
 }
 
@@ -416,8 +413,9 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     if (input.getTensorType().getDimSize(0) !=
         static_cast<int64_t>(getBatchSize()))
       return emitOpError("batch_size (")
-             << getBatchSize() << ") differs from dimension 0 of input '" << input.getSymName()
-             << "' (" << input.getTensorType().getDimSize(0) << ")";
+             << getBatchSize() << ") differs from dimension 0 of input '"
+             << input.getSymName() << "' ("
+             << input.getTensorType().getDimSize(0) << ")";
   return success();
 }
 

@@ -1,12 +1,13 @@
-//===- GaccShapes.cpp - shape rules shared by gacc ops ----------------------===//
+//===- GaccShapes.cpp - shape rules shared by gacc ops
+//----------------------===//
 
 #include "dialects/gacc/GaccShapes.h"
 #include "mlir/IR/Diagnostics.h"
 
 using namespace mlir;
 
-std::optional<SmallVector<int64_t>>
-gacc::broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+std::optional<SmallVector<int64_t>> gacc::broadcastShapes(ArrayRef<int64_t> a,
+                                                          ArrayRef<int64_t> b) {
   size_t rank = std::max(a.size(), b.size());
   SmallVector<int64_t> result(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -38,15 +39,17 @@ LogicalResult gacc::inferBroadcastResult(std::optional<Location> loc,
     auto tensor = cast<RankedTensorType>(type);
     if (!tensor.getElementType().isInteger(1)) {
       if (elementType && elementType != tensor.getElementType())
-        return emitOptionalError(loc, "operand element types differ: ",
-                                 elementType, " vs ", tensor.getElementType());
+        return emitOptionalError(loc,
+                                 "operand element types differ: ", elementType,
+                                 " vs ", tensor.getElementType());
       elementType = tensor.getElementType();
     }
     std::optional<SmallVector<int64_t>> joined =
         broadcastShapes(shape, tensor.getShape());
     if (!joined)
-      return emitOptionalError(loc, "operand shapes are not broadcastable: ",
-                               first, " and ", tensor);
+      return emitOptionalError(loc,
+                               "operand shapes are not broadcastable: ", first,
+                               " and ", tensor);
     shape = *joined;
   }
   results.push_back(RankedTensorType::get(shape, elementType));
@@ -68,8 +71,7 @@ LogicalResult gacc::verifyAxes(ArrayRef<int64_t> axes, int64_t rank,
 }
 
 SmallVector<int64_t> gacc::reducedShape(ArrayRef<int64_t> shape,
-                                        ArrayRef<int64_t> axes,
-                                        bool keepdims) {
+                                        ArrayRef<int64_t> axes, bool keepdims) {
   SmallVector<int64_t> result;
   for (auto [dim, size] : llvm::enumerate(shape)) {
     if (!llvm::is_contained(axes, static_cast<int64_t>(dim)))

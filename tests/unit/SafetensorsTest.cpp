@@ -1,4 +1,5 @@
-//===- SafetensorsTest.cpp - safetensors reading and writing ----------------===//
+//===- SafetensorsTest.cpp - safetensors reading and writing
+//----------------===//
 
 #include "gacc/runtime/Safetensors.h"
 
@@ -89,8 +90,8 @@ TEST(Safetensors, MissingFileNamesThePath) {
 }
 
 TEST(Safetensors, UnwritablePathIsAnError) {
-  Status status = writeSafetensors("/nonexistent/dir/x.safetensors",
-                                   sampleFile());
+  Status status =
+      writeSafetensors("/nonexistent/dir/x.safetensors", sampleFile());
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("cannot write"), std::string::npos);
 }
@@ -118,12 +119,15 @@ struct BadHeader {
   const char *expected;
 };
 
+// Names the case in test output instead of dumping its bytes.
+void PrintTo(const BadHeader &header, std::ostream *os) { *os << header.name; }
+
 class SafetensorsBadHeader : public ::testing::TestWithParam<BadHeader> {};
 
 TEST_P(SafetensorsBadHeader, IsRejectedWithAReason) {
   TensorFile out;
-  Status status = parse(imageWithHeader(GetParam().header,
-                                        GetParam().dataBytes), out);
+  Status status =
+      parse(imageWithHeader(GetParam().header, GetParam().dataBytes), out);
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find(GetParam().expected), std::string::npos)
       << status.message();
@@ -134,8 +138,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadHeader{"NotJson", "{not json", 0, "not a JSON object"},
         BadHeader{"UnknownDType",
-                  R"({"w":{"dtype":"Q4","shape":[1],"data_offsets":[0,1]}})",
-                  1, "unsupported dtype"},
+                  R"({"w":{"dtype":"Q4","shape":[1],"data_offsets":[0,1]}})", 1,
+                  "unsupported dtype"},
         BadHeader{"NegativeDim",
                   R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})",
                   4, "non-negative"},

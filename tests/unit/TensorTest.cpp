@@ -1,4 +1,5 @@
-//===- TensorTest.cpp - host tensors and element types ----------------------===//
+//===- TensorTest.cpp - host tensors and element types
+//----------------------===//
 
 #include "gacc/runtime/Tensor.h"
 
@@ -7,9 +8,9 @@
 using namespace gacc::rt;
 
 TEST(DType, NamesRoundTrip) {
-  for (DType dtype : {DType::F64, DType::F32, DType::F16, DType::BF16,
-                      DType::I64, DType::I32, DType::I8, DType::U8,
-                      DType::Bool}) {
+  for (DType dtype :
+       {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32,
+        DType::I8, DType::U8, DType::Bool}) {
     std::optional<DType> parsed = parseDType(dtypeName(dtype));
     ASSERT_TRUE(parsed.has_value()) << dtypeName(dtype);
     EXPECT_EQ(*parsed, dtype);

@@ -1,4 +1,5 @@
-//===- gacc.cpp - the gacc command-line tool --------------------------------===//
+//===- gacc.cpp - the gacc command-line tool
+//--------------------------------===//
 //
 //   gacc compile MODEL.mlir   compile a training step ahead of time
 //   gacc run MODEL.mlir       train
@@ -22,11 +23,13 @@
 
 using namespace llvm;
 
-static cl::SubCommand compileCommand(
-    "compile", "Compile a training step ahead of time (not built yet)");
+static cl::SubCommand
+    compileCommand("compile",
+                   "Compile a training step ahead of time (not built yet)");
 static cl::SubCommand runCommand("run", "Train a model (not built yet)");
-static cl::SubCommand planCommand(
-    "plan", "Report the memory a training step needs, without running it");
+static cl::SubCommand
+    planCommand("plan",
+                "Report the memory a training step needs, without running it");
 
 static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                       cl::desc("<model.mlir>"),

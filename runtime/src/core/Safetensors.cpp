@@ -1,4 +1,5 @@
-//===- Safetensors.cpp - read and write .safetensors files ------------------===//
+//===- Safetensors.cpp - read and write .safetensors files
+//------------------===//
 
 #include "gacc/runtime/Safetensors.h"
 
@@ -126,8 +127,9 @@ Status parseSafetensors(const std::byte *bytes, size_t size,
   uint64_t covered = 0;
   for (auto [begin, end] : ranges) {
     if (begin != covered)
-      return Status::error(origin + ": tensor data overlaps or leaves a hole "
-                                    "at byte " +
+      return Status::error(origin +
+                           ": tensor data overlaps or leaves a hole "
+                           "at byte " +
                            std::to_string(std::min(begin, covered)));
     covered = end;
   }
@@ -194,8 +196,7 @@ Status writeFileAtomically(const std::string &path,
     if (written)
       savedErrno = errno;
     std::remove(temporary.c_str());
-    return Status::error(path + ": write failed: " +
-                         std::strerror(savedErrno));
+    return Status::error(path + ": write failed: " + std::strerror(savedErrno));
   }
   return Status();
 }

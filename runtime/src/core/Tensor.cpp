@@ -1,4 +1,5 @@
-//===- Tensor.cpp - host tensors and element types --------------------------===//
+//===- Tensor.cpp - host tensors and element types
+//--------------------------===//
 
 #include "gacc/runtime/Tensor.h"
 
@@ -13,9 +14,9 @@ struct DTypeInfo {
   size_t width;
 };
 constexpr DTypeInfo dtypeTable[] = {
-    {DType::F64, "F64", 8}, {DType::F32, "F32", 4}, {DType::F16, "F16", 2},
+    {DType::F64, "F64", 8},   {DType::F32, "F32", 4}, {DType::F16, "F16", 2},
     {DType::BF16, "BF16", 2}, {DType::I64, "I64", 8}, {DType::I32, "I32", 4},
-    {DType::I8, "I8", 1},   {DType::U8, "U8", 1},   {DType::Bool, "BOOL", 1},
+    {DType::I8, "I8", 1},     {DType::U8, "U8", 1},   {DType::Bool, "BOOL", 1},
 };
 const DTypeInfo &info(DType dtype) {
   return dtypeTable[static_cast<size_t>(dtype)];
