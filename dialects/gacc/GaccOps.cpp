@@ -87,6 +87,20 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
                               results);
 }
 
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  if (failed(inferBroadcastResult(location,
+                                  {adaptor.getLhs().getType(),
+                                   adaptor.getRhs().getType()},
+                                  results)))
+    return failure();
+  results[0] = cast<RankedTensorType>(results[0])
+                   .clone(IntegerType::get(context, 1));
+  return success();
+}
+
 LogicalResult DropoutOp::verify() {
   double rate = getRate().convertToDouble();
   if (!(rate >= 0.0 && rate < 1.0))
@@ -212,6 +226,23 @@ LogicalResult SliceOp::verify() {
                           RankedTensorType::get(sizes, input.getElementType()));
 }
 
+LogicalResult PadOp::verify() {
+  RankedTensorType input = getInput().getType();
+  if (static_cast<int64_t>(getLow().size()) != input.getRank() ||
+      static_cast<int64_t>(getHigh().size()) != input.getRank())
+    return emitOpError("expects one low and one high padding per dimension "
+                       "(rank ")
+           << input.getRank() << ")";
+  SmallVector<int64_t> shape(input.getShape());
+  for (int64_t d = 0; d < input.getRank(); ++d) {
+    if (getLow()[d] < 0 || getHigh()[d] < 0)
+      return emitOpError("padding must be non-negative");
+    shape[d] += getLow()[d] + getHigh()[d];
+  }
+  return verifyResultType(*this,
+                          RankedTensorType::get(shape, input.getElementType()));
+}
+
 LogicalResult ConcatOp::verify() {
   if (getInputs().empty())
     return emitOpError("expects at least one input");
@@ -277,6 +308,15 @@ LogicalResult EmbeddingOp::verify() {
   shape.push_back(table.getDimSize(1));
   return verifyResultType(*this,
                           RankedTensorType::get(shape, table.getElementType()));
+}
+
+LogicalResult OneHotOp::verify() {
+  ArrayRef<int64_t> ids = getIndices().getType().getShape();
+  ArrayRef<int64_t> result = getType().getShape();
+  if (result.size() != ids.size() + 1 || result.drop_back() != ids)
+    return emitOpError("result shape must be the ids shape plus a class "
+                       "dimension");
+  return success();
 }
 
 LogicalResult CausalMaskOp::verify() {
@@ -418,6 +458,8 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
              << input.getTensorType().getDimSize(0) << ")";
   return success();
 }
+
+#include "dialects/gacc/GaccInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "dialects/gacc/GaccOps.cpp.inc"

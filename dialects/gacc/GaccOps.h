@@ -13,6 +13,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dialects/gacc/GaccInterfaces.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/gacc/GaccOps.h.inc"
 

@@ -9,6 +9,7 @@
 #define GACC_OPS_TD
 
 include "dialects/gacc/GaccAttrs.td"
+include "dialects/gacc/GaccInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -113,7 +114,7 @@ def Gacc_ConstantOp : Gacc_Op<"constant",
 //===----------------------------------------------------------------------===//
 
 class Gacc_UnaryOp<string mnemonic, string formula>
-    : Gacc_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Gacc_Op<mnemonic, [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Elementwise " # formula;
   let description = [{
     Applies `}] # formula # [{` to every element.
@@ -135,8 +136,10 @@ def Gacc_RsqrtOp : Gacc_UnaryOp<"rsqrt", "1/sqrt(x)">;
 def Gacc_TanhOp : Gacc_UnaryOp<"tanh", "tanh(x)">;
 def Gacc_SigmoidOp : Gacc_UnaryOp<"sigmoid", "1/(1+exp(-x))">;
 def Gacc_ReluOp : Gacc_UnaryOp<"relu", "max(x, 0)">;
+def Gacc_ErfOp : Gacc_UnaryOp<"erf", "erf(x)">;
 
-def Gacc_GeluOp : Gacc_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+def Gacc_GeluOp : Gacc_Op<"gelu", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Elementwise GELU";
   let description = [{
     `x·Φ(x)` with the exact `erf` form (the default) or the `tanh`
@@ -156,7 +159,7 @@ def Gacc_GeluOp : Gacc_Op<"gelu", [Pure, SameOperandsAndResultType]> {
 }
 
 class Gacc_BinaryOp<string mnemonic, string formula>
-    : Gacc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Gacc_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Elementwise " # formula # " with broadcasting";
   let description = [{
     Computes `}] # formula # [{` elementwise after broadcasting both operands
@@ -184,7 +187,7 @@ def Gacc_SubOp : Gacc_BinaryOp<"sub", "lhs - rhs">;
 def Gacc_MulOp : Gacc_BinaryOp<"mul", "lhs * rhs">;
 def Gacc_DivOp : Gacc_BinaryOp<"div", "lhs / rhs">;
 
-def Gacc_SelectOp : Gacc_Op<"select", [Pure, InferTypeOpAdaptor]> {
+def Gacc_SelectOp : Gacc_Op<"select", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>, InferTypeOpAdaptor]> {
   let summary = "Elementwise choice with broadcasting";
   let description = [{
     `condition ? true_value : false_value` elementwise, all three operands
@@ -205,7 +208,49 @@ def Gacc_SelectOp : Gacc_Op<"select", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Gacc_DropoutOp : Gacc_Op<"dropout", [Pure, SameOperandsAndResultType]> {
+def Gacc_ComparePredicate : I32EnumAttr<"ComparePredicate",
+    "comparison", [
+    I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>,
+    I32EnumAttrCase<"lt", 2>, I32EnumAttrCase<"le", 3>,
+    I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>
+  ]> {
+  let cppNamespace = "::mlir::gacc";
+  let genSpecializedAttr = 0;
+}
+def Gacc_ComparePredicateAttr
+    : EnumAttr<Gacc_Dialect, Gacc_ComparePredicate, "compare_predicate"> {
+  let summary = "An ordered float comparison";
+  let description = [{
+    Used by `gacc.compare`: `eq`, `ne`, `lt`, `le`, `gt` or `ge`.
+
+    ```mlir
+    %pos = gacc.compare gt %x, %zero : tensor<4xf32>, tensor<f32>
+    ```
+  }];
+  let assemblyFormat = "$value";
+}
+
+def Gacc_CompareOp : Gacc_Op<"compare", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Elementwise comparison with broadcasting";
+  let description = [{
+    Compares two float tensors elementwise after NumPy broadcasting; the
+    result is an `i1` tensor (false wherever an operand is NaN, except `ne`).
+    It has no gradient: derivative rules use it to build masks for
+    `gacc.select`.
+
+    ```mlir
+    %pos = gacc.compare gt %x, %zero : tensor<64x256xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins Gacc_ComparePredicateAttr:$predicate,
+                       Gacc_FloatTensor:$lhs, Gacc_FloatTensor:$rhs);
+  let results = (outs Gacc_MaskTensor:$result);
+  let assemblyFormat = [{
+    `` $predicate $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)
+  }];
+}
+
+def Gacc_DropoutOp : Gacc_Op<"dropout", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>, SameOperandsAndResultType]> {
   let summary = "Inverted dropout with an explicit seed";
   let description = [{
     Zeroes each element with probability `rate` and scales the others by
@@ -227,7 +272,7 @@ def Gacc_DropoutOp : Gacc_Op<"dropout", [Pure, SameOperandsAndResultType]> {
 // Linear algebra and shape
 //===----------------------------------------------------------------------===//
 
-def Gacc_MatmulOp : Gacc_Op<"matmul", [Pure]> {
+def Gacc_MatmulOp : Gacc_Op<"matmul", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Batched matrix product";
   let description = [{
     Multiplies the last two dimensions: `[..., M, K] x [..., K, N]` gives
@@ -254,7 +299,7 @@ def Gacc_MatmulOp : Gacc_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Gacc_BroadcastOp : Gacc_Op<"broadcast", [Pure]> {
+def Gacc_BroadcastOp : Gacc_Op<"broadcast", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Broadcast to a larger shape with NumPy rules";
   let description = [{
     ```mlir
@@ -269,7 +314,7 @@ def Gacc_BroadcastOp : Gacc_Op<"broadcast", [Pure]> {
 }
 
 class Gacc_ReduceOp<string mnemonic, string what>
-    : Gacc_Op<mnemonic, [Pure]> {
+    : Gacc_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "The " # what # " over axes";
   let description = [{
     Reduces the dimensions listed in `axes` (non-empty, strictly increasing,
@@ -300,7 +345,7 @@ def Gacc_ReduceSumOp : Gacc_ReduceOp<"reduce_sum", "sum">;
 def Gacc_ReduceMeanOp : Gacc_ReduceOp<"reduce_mean", "mean">;
 def Gacc_ReduceMaxOp : Gacc_ReduceOp<"reduce_max", "maximum">;
 
-def Gacc_ReshapeOp : Gacc_Op<"reshape", [Pure]> {
+def Gacc_ReshapeOp : Gacc_Op<"reshape", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Reinterpret the elements in a new shape";
   let description = [{
     Row-major reshape; the element count and type are unchanged.
@@ -316,7 +361,7 @@ def Gacc_ReshapeOp : Gacc_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Gacc_TransposeOp : Gacc_Op<"transpose", [Pure]> {
+def Gacc_TransposeOp : Gacc_Op<"transpose", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Permute dimensions";
   let description = [{
     Result dimension `i` is input dimension `permutation[i]`.
@@ -335,7 +380,7 @@ def Gacc_TransposeOp : Gacc_Op<"transpose", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Gacc_SliceOp : Gacc_Op<"slice", [Pure]> {
+def Gacc_SliceOp : Gacc_Op<"slice", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "A static rectangular slice";
   let description = [{
     Takes `sizes[i]` elements of dimension `i` starting at `offsets[i]`.
@@ -355,7 +400,27 @@ def Gacc_SliceOp : Gacc_Op<"slice", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Gacc_ConcatOp : Gacc_Op<"concat", [Pure]> {
+def Gacc_PadOp : Gacc_Op<"pad", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
+  let summary = "Zero padding";
+  let description = [{
+    Adds `low[i]` zeros before and `high[i]` zeros after dimension `i`. It is
+    the derivative of `gacc.slice`.
+
+    ```mlir
+    %p = gacc.pad %x low = [0, 1] high = [0, 2] : tensor<2x3xf32> -> tensor<2x6xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input, DenseI64ArrayAttr:$low,
+                       DenseI64ArrayAttr:$high);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `low` `=` $low `high` `=` $high attr-dict `:` type($input) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Gacc_ConcatOp : Gacc_Op<"concat", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Join tensors along an axis";
   let description = [{
     All inputs have the same rank and element type and agree on every
@@ -379,7 +444,7 @@ def Gacc_ConcatOp : Gacc_Op<"concat", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 class Gacc_SoftmaxLikeOp<string mnemonic, string what>
-    : Gacc_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Gacc_Op<mnemonic, [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = what # " along an axis";
   let description = [{
     The numerically stable }] # what # [{ along `axis`.
@@ -397,7 +462,7 @@ class Gacc_SoftmaxLikeOp<string mnemonic, string what>
 def Gacc_SoftmaxOp : Gacc_SoftmaxLikeOp<"softmax", "Softmax">;
 def Gacc_LogSoftmaxOp : Gacc_SoftmaxLikeOp<"log_softmax", "Log-softmax">;
 
-def Gacc_LayerNormOp : Gacc_Op<"layer_norm", [Pure,
+def Gacc_LayerNormOp : Gacc_Op<"layer_norm", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>,
     AllTypesMatch<["input", "result"]>, AllTypesMatch<["scale", "bias"]>]> {
   let summary = "Layer normalization over the trailing dimensions";
   let description = [{
@@ -420,7 +485,7 @@ def Gacc_LayerNormOp : Gacc_Op<"layer_norm", [Pure,
   let hasVerifier = 1;
 }
 
-def Gacc_EmbeddingOp : Gacc_Op<"embedding", [Pure]> {
+def Gacc_EmbeddingOp : Gacc_Op<"embedding", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Row lookup in an embedding table";
   let description = [{
     For a `[V, D]` table and integer ids of shape `S`, the result has shape
@@ -456,11 +521,29 @@ def Gacc_CausalMaskOp : Gacc_Op<"causal_mask", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Gacc_OneHotOp : Gacc_Op<"one_hot", [Pure]> {
+  let summary = "One-hot encoding of integer ids";
+  let description = [{
+    For ids of shape `S` and a result of shape `S x C`, element `[s, c]` is
+    1 where `ids[s] == c` and 0 elsewhere; ids outside `[0, C)` (such as an
+    ignore index) give a row of zeros. Cross-entropy and the embedding
+    gradient are built from it.
+
+    ```mlir
+    %h = gacc.one_hot %labels : tensor<64xi32> -> tensor<64x10xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_IndexTensor:$indices);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = "$indices attr-dict `:` type($indices) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
 
-def Gacc_CrossEntropyOp : Gacc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
+def Gacc_CrossEntropyOp : Gacc_Op<"cross_entropy", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>, InferTypeOpAdaptor]> {
   let summary = "Softmax cross-entropy with integer targets";
   let description = [{
     `logits` has shape `S x C` and `targets` shape `S`. Positions whose target
@@ -490,7 +573,7 @@ def Gacc_CrossEntropyOp : Gacc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Gacc_MseLossOp : Gacc_Op<"mse_loss", [Pure, InferTypeOpAdaptor,
+def Gacc_MseLossOp : Gacc_Op<"mse_loss", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>,
     AllTypesMatch<["input", "target"]>]> {
   let summary = "Mean squared error";
   let description = [{

@@ -52,6 +52,12 @@ func.func @elementwise(%a: tensor<2x4xf32>, %b: tensor<4xf32>, %s: tensor<f32>) 
   %10 = gacc.sigmoid %9 : tensor<2x4xf32>
   // CHECK: gacc.relu
   %11 = gacc.relu %10 : tensor<2x4xf32>
+  // CHECK: gacc.erf %{{.*}} : tensor<2x4xf32>
+  %e = gacc.erf %11 : tensor<2x4xf32>
+  // CHECK: gacc.compare ge %{{.*}}, %{{.*}} : tensor<2x4xf32>, tensor<f32>
+  %cmp = gacc.compare ge %e, %s : tensor<2x4xf32>, tensor<f32>
+  // CHECK: gacc.compare ne %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<2x4xf32>
+  %cmp2 = gacc.compare ne %b, %e : tensor<4xf32>, tensor<2x4xf32>
   // CHECK: gacc.gelu %{{.*}} : tensor<2x4xf32>
   %12 = gacc.gelu %11 : tensor<2x4xf32>
   // CHECK: gacc.gelu %{{.*}} approximation = tanh : tensor<2x4xf32>
@@ -86,6 +92,8 @@ func.func @shapes(%a: tensor<2x3x4xf32>, %w: tensor<5x4xf32>, %v: tensor<4xf32>)
   %8 = gacc.transpose %a perm = [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
   // CHECK: gacc.slice %{{.*}} offsets = [1, 0, 2] sizes = [1, 3, 2] : tensor<2x3x4xf32> -> tensor<1x3x2xf32>
   %9 = gacc.slice %a offsets = [1, 0, 2] sizes = [1, 3, 2] : tensor<2x3x4xf32> -> tensor<1x3x2xf32>
+  // CHECK: gacc.pad %{{.*}} low = [0, 1, 0] high = [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x4x6xf32>
+  %p = gacc.pad %a low = [0, 1, 0] high = [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x4x6xf32>
   // CHECK: gacc.concat %{{.*}}, %{{.*}} axis = 2 : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x8xf32>
   %10 = gacc.concat %a, %a axis = 2 : tensor<2x3x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x8xf32>
   return
@@ -104,6 +112,8 @@ func.func @nn(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>,
   %3 = gacc.layer_norm %x, %g, %b {epsilon = 1.0e-6 : f64} : tensor<2x3x4xf32>, tensor<4xf32>
   // CHECK: gacc.embedding %{{.*}}, %{{.*}} : tensor<10x4xf32>, tensor<2x3xi32> -> tensor<2x3x4xf32>
   %4 = gacc.embedding %table, %ids : tensor<10x4xf32>, tensor<2x3xi32> -> tensor<2x3x4xf32>
+  // CHECK: gacc.one_hot %{{.*}} : tensor<2x3xi32> -> tensor<2x3x10xf32>
+  %oh = gacc.one_hot %ids : tensor<2x3xi32> -> tensor<2x3x10xf32>
   // CHECK: gacc.causal_mask : tensor<3x3xi1>
   %mask = gacc.causal_mask : tensor<3x3xi1>
   %ninf = gacc.constant dense<0xFF800000> : tensor<f32>

@@ -93,3 +93,25 @@ func.func @f(%a: tensor<4xf32>) {
   %0 = gacc.gelu %a approximation = sigmoid : tensor<4xf32>
   return
 }
+
+// -----
+func.func @f(%a: tensor<4x3xf32>, %b: tensor<2x3xf32>) {
+  // expected-error @+1 {{operand shapes are not broadcastable}}
+  %0 = gacc.compare lt %a, %b : tensor<4x3xf32>, tensor<2x3xf32>
+  return
+}
+
+// -----
+func.func @f(%a: tensor<4xi32>) {
+  // expected-error @+1 {{'gacc.compare' op operand #0 must be statically shaped tensor of 16-bit float}}
+  %0 = gacc.compare eq %a, %a : tensor<4xi32>, tensor<4xi32>
+  return
+}
+
+// -----
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+2 {{expected ::mlir::gacc::ComparePredicate to be one of: eq, ne, lt, le, gt, ge}}
+  // expected-error @+1 {{failed to parse Gacc_ComparePredicateAttr parameter 'value'}}
+  %0 = gacc.compare approx %a, %a : tensor<4xf32>, tensor<4xf32>
+  return
+}

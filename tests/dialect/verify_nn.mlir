@@ -127,3 +127,17 @@ func.func @f(%a: tensor<4x1xf32>, %b: tensor<4xf32>) {
   %0 = "gacc.mse_loss"(%a, %b) <{reduction = #gacc<reduction mean>}> : (tensor<4x1xf32>, tensor<4xf32>) -> tensor<f32>
   return
 }
+
+// -----
+func.func @f(%i: tensor<4xi32>) {
+  // expected-error @+1 {{'gacc.one_hot' op result shape must be the ids shape plus a class dimension}}
+  %0 = gacc.one_hot %i : tensor<4xi32> -> tensor<5x10xf32>
+  return
+}
+
+// -----
+func.func @f(%i: tensor<4xi32>) {
+  // expected-error @+1 {{'gacc.one_hot' op result shape must be the ids shape plus a class dimension}}
+  %0 = gacc.one_hot %i : tensor<4xi32> -> tensor<4xf32>
+  return
+}

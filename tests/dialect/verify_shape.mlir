@@ -196,3 +196,24 @@ func.func @f(%a: tensor<2x3xf32>) {
   %0 = gacc.concat %a, %a axis = 1 : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x5xf32>
   return
 }
+
+// -----
+func.func @f(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'gacc.pad' op expects one low and one high padding per dimension (rank 2)}}
+  %0 = gacc.pad %a low = [1] high = [1] : tensor<2x3xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+func.func @f(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'gacc.pad' op padding must be non-negative}}
+  %0 = gacc.pad %a low = [-1, 0] high = [0, 0] : tensor<2x3xf32> -> tensor<1x3xf32>
+  return
+}
+
+// -----
+func.func @f(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'gacc.pad' op result type 'tensor<2x3xf32>' differs from the expected 'tensor<3x3xf32>'}}
+  %0 = gacc.pad %a low = [1, 0] high = [0, 0] : tensor<2x3xf32> -> tensor<2x3xf32>
+  return
+}
