@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "passes/Passes.h"
 
 void mlir::gacc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::gacc::GaccDialect, mlir::arith::ArithDialect,
@@ -26,4 +27,5 @@ void mlir::gacc::registerAllPasses() {
   // Generic transforms (canonicalize, cse, inline, symbol-dce, ...). Each
   // gacc pass registers here as it lands.
   mlir::registerTransformsPasses();
+  registerGaccPasses();
 }

@@ -521,7 +521,8 @@ def Gacc_CausalMaskOp : Gacc_Op<"causal_mask", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Gacc_OneHotOp : Gacc_Op<"one_hot", [Pure]> {
+def Gacc_OneHotOp : Gacc_Op<"one_hot", [Pure,
+    DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "One-hot encoding of integer ids";
   let description = [{
     For ids of shape `S` and a result of shape `S x C`, element `[s, c]` is

@@ -390,6 +390,12 @@ LogicalResult EmbeddingOp::buildVJP(OpBuilder &b, Value dy,
   return success();
 }
 
+LogicalResult OneHotOp::buildVJP(OpBuilder &, Value,
+                                 SmallVectorImpl<Value> &grads) {
+  grads.push_back(Value()); // integer ids have no gradient
+  return success();
+}
+
 /// The divisor of a loss reduction over `positions` (a one-hot or ones
 /// tensor whose sum counts what token_mean counts).
 static Value lossDenominator(Math &m, LossReduction reduction,

@@ -1,0 +1,41 @@
+//===- Passes.td - gacc passes -----------------------------*- tablegen -*-===//
+
+#ifndef GACC_PASSES_TD
+#define GACC_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def Autodiff : Pass<"gacc-autodiff", "ModuleOp"> {
+  let summary = "Reverse-mode automatic differentiation of model functions";
+  let description = [{
+    For the model function of every `gacc.train_step`, builds a function
+    `<model>_grad` that returns the model's results followed by the gradient
+    of the loss (result 0) with respect to every `gacc.param`, in
+    declaration order; the `gacc.gradients` attribute lists the parameters.
+    The backward pass calls each op's `VJPOpInterface` rule in reverse
+    order; gradients of values used several times are summed, and
+    parameters the loss does not depend on get zeros. An op on a path from a
+    parameter to the loss that has no rule is an error.
+
+    ```mlir
+    func.func @m() -> tensor<f32> {
+      %w = gacc.load @w : tensor<3xf32>
+      %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    // becomes, beside @m:
+    func.func @m_grad() -> (tensor<f32>, tensor<3xf32>)
+        attributes {gacc.gradients = [@w]} {
+      ...
+      %g = gacc.broadcast %dl : tensor<1xf32> -> tensor<3xf32>
+      return %l, %g : tensor<f32>, tensor<3xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::gacc::GaccDialect"];
+  let statistics = [
+    Statistic<"numRules", "derivative-rules", "Derivative rules applied">
+  ];
+}
+
+#endif // GACC_PASSES_TD

@@ -1,0 +1,85 @@
+// RUN: gacc-opt %s -split-input-file -gacc-autodiff -verify-diagnostics | FileCheck %s
+
+gacc.param @w : tensor<3x4xf32> = #gacc.init<normal, seed = 1>
+gacc.param @b : tensor<4xf32> = #gacc.init<zeros>
+gacc.param @unused : tensor<2xf32> = #gacc.init<ones>
+gacc.input @x : tensor<5x3xf32> features
+
+// The model is kept; its gradient function returns the model's results and
+// then one gradient per parameter, in declaration order.
+// CHECK-LABEL: func.func @m() -> tensor<f32>
+// CHECK-LABEL: func.func @m_grad() -> (tensor<f32>, tensor<3x4xf32>, tensor<4xf32>, tensor<2xf32>)
+// CHECK-SAME: attributes {gacc.gradients = [@w, @b, @unused]}
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<5x3xf32>
+  %w = gacc.load @w : tensor<3x4xf32>
+  %b = gacc.load @b : tensor<4xf32>
+  %h = gacc.matmul %x, %w : tensor<5x3xf32>, tensor<3x4xf32> -> tensor<5x4xf32>
+  %y = gacc.add %h, %b : tensor<5x4xf32>, tensor<4xf32>
+  // %y is used twice: its gradients are summed.
+  %sq = gacc.mul %y, %y : tensor<5x4xf32>, tensor<5x4xf32>
+  %l = gacc.reduce_sum %sq axes = [0, 1] : tensor<5x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK: %[[ONE:.*]] = gacc.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[SPREAD:.*]] = gacc.broadcast %{{.*}} : tensor<1x1xf32> -> tensor<5x4xf32>
+// CHECK: %[[D1:.*]] = gacc.mul %[[SPREAD]], %[[Y:.*]] : tensor<5x4xf32>, tensor<5x4xf32>
+// CHECK: %[[D2:.*]] = gacc.mul %[[SPREAD]], %[[Y]] : tensor<5x4xf32>, tensor<5x4xf32>
+// CHECK: %[[DY:.*]] = gacc.add %[[D1]], %[[D2]] : tensor<5x4xf32>, tensor<5x4xf32>
+// The bias gradient sums the broadcast batch dimension.
+// CHECK: %[[DB0:.*]] = gacc.reduce_sum %[[DY]] axes = [0] keepdims : tensor<5x4xf32> -> tensor<1x4xf32>
+// CHECK: %[[DB:.*]] = gacc.reshape %[[DB0]] : tensor<1x4xf32> -> tensor<4xf32>
+// CHECK: %[[DW:.*]] = gacc.matmul %{{.*}}, %[[DY]] transpose_lhs : tensor<5x3xf32>, tensor<5x4xf32> -> tensor<3x4xf32>
+// An unused parameter gets zeros.
+// CHECK: %[[ZERO:.*]] = gacc.constant dense<0.000000e+00> : tensor<2xf32>
+// CHECK: return %{{.*}}, %[[DW]], %[[DB]], %[[ZERO]]
+
+gacc.train_step @t model @m batch_size 5 optimizer #gacc.sgd<lr = 0.1>
+
+// -----
+
+// A parameter loaded twice gets the sum of both gradients; a transposed
+// matmul operand gets its gradient transposed back.
+gacc.param @w : tensor<4x3xf32> = #gacc.init<normal, seed = 1>
+gacc.input @x : tensor<2x3xf32> features
+// CHECK-LABEL: func.func @m_grad
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<2x3xf32>
+  %w1 = gacc.load @w : tensor<4x3xf32>
+  %w2 = gacc.load @w : tensor<4x3xf32>
+  %h = gacc.matmul %x, %w1 transpose_rhs : tensor<2x3xf32>, tensor<4x3xf32> -> tensor<2x4xf32>
+  %s = gacc.reduce_sum %h axes = [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  %t = gacc.reduce_sum %w2 axes = [0, 1] : tensor<4x3xf32> -> tensor<f32>
+  %l = gacc.add %s, %t : tensor<f32>, tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK: %[[DW1:.*]] = gacc.matmul %{{.*}}, %{{.*}} transpose_lhs : tensor<2x4xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
+// CHECK: %[[DW:.*]] = gacc.add %[[DW1]], %{{.*}} : tensor<4x3xf32>, tensor<4x3xf32>
+// CHECK: return %{{.*}}, %[[DW]]
+gacc.train_step @t model @m batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+
+// -----
+
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  // expected-error @+1 {{'arith.addf' op has no derivative rule (VJPOpInterface), but the loss depends on it}}
+  %y = arith.addf %w, %w : tensor<3xf32>
+  %l = gacc.reduce_sum %y axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1>
+
+// -----
+
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+// expected-error @+1 {{cannot differentiate: 'm_grad' already exists}}
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @m_grad() {
+  return
+}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1>
