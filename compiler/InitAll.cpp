@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "compiler/conversion/Passes.h"
 #include "passes/Passes.h"
 
 void mlir::gacc::registerAllDialects(mlir::DialectRegistry &registry) {
@@ -28,4 +29,5 @@ void mlir::gacc::registerAllPasses() {
   // gacc pass registers here as it lands.
   mlir::registerTransformsPasses();
   registerGaccPasses();
+  registerGaccConversionPasses();
 }

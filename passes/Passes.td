@@ -38,4 +38,27 @@ def Autodiff : Pass<"gacc-autodiff", "ModuleOp"> {
   ];
 }
 
+def Decompose : Pass<"gacc-decompose"> {
+  let summary = "Rewrite composite gacc ops into primitive ones";
+  let description = [{
+    Expands the ops that have a formula in terms of others, so that the
+    lowering to linalg handles primitives only: softmax and log-softmax
+    (max-subtracted, numerically stable), layer norm, GELU (both forms),
+    sigmoid, the mean reduction, cross-entropy (log-softmax, one-hot, and a
+    division by the reduction's count) and MSE. Run it after `gacc-autodiff`,
+    whose rules use the composite ops.
+
+    ```mlir
+    %p = gacc.softmax %x axis = 1 : tensor<4x10xf32>
+    // becomes
+    %m = gacc.reduce_max %x axes = [1] keepdims : tensor<4x10xf32> -> tensor<4x1xf32>
+    %z = gacc.sub %x, %m : tensor<4x10xf32>, tensor<4x1xf32>
+    %e = gacc.exp %z : tensor<4x10xf32>
+    %s = gacc.reduce_sum %e axes = [1] keepdims : tensor<4x10xf32> -> tensor<4x1xf32>
+    %p = gacc.div %e, %s : tensor<4x10xf32>, tensor<4x1xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::gacc::GaccDialect"];
+}
+
 #endif // GACC_PASSES_TD

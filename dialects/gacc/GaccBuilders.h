@@ -48,6 +48,54 @@ Value buildMaskToFloat(OpBuilder &b, Location loc, Value condition,
 /// All axes `[first, rank)`.
 SmallVector<int64_t> trailingAxes(int64_t first, int64_t rank);
 
+/// Elementwise arithmetic on tensors of one element type at one location,
+/// so that derivative rules, decompositions and optimizer updates read like
+/// their formulas. Scalars `c(v)` broadcast against any shape.
+struct TensorMath {
+  OpBuilder &b;
+  Location loc;
+  Type element;
+
+  Value c(double value) { return buildScalar(b, loc, element, value); }
+  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
+  Value neg(Value x) { return NegOp::create(b, loc, x); }
+  Value exp(Value x) { return ExpOp::create(b, loc, x); }
+  Value log(Value x) { return LogOp::create(b, loc, x); }
+  Value sqrt(Value x) { return SqrtOp::create(b, loc, x); }
+  Value rsqrt(Value x) { return RsqrtOp::create(b, loc, x); }
+  Value tanh(Value x) { return TanhOp::create(b, loc, x); }
+  Value erf(Value x) { return ErfOp::create(b, loc, x); }
+  Value select(Value condition, Value x, Value y) {
+    return SelectOp::create(b, loc, condition, x, y);
+  }
+  Value compare(ComparePredicate predicate, Value x, Value y) {
+    return CompareOp::create(b, loc, predicate, x, y);
+  }
+  Value sum(Value x, ArrayRef<int64_t> axes, bool keepdims = true) {
+    return buildReduceSum(b, loc, x, axes, keepdims);
+  }
+  Value mean(Value x, ArrayRef<int64_t> axes, bool keepdims = true) {
+    return buildReduceMean(b, loc, x, axes, keepdims);
+  }
+  Value max(Value x, ArrayRef<int64_t> axes, bool keepdims = true) {
+    return buildReduceMax(b, loc, x, axes, keepdims);
+  }
+  /// Sum over every axis, to a scalar.
+  Value sumAll(Value x) {
+    return sum(x, trailingAxes(0, cast<RankedTensorType>(x.getType()).getRank()),
+               false);
+  }
+};
+
+/// TensorMath for the element type of `typed` at `op`'s location.
+inline TensorMath tensorMath(OpBuilder &b, Operation *op, Value typed) {
+  return {b, op->getLoc(),
+          cast<RankedTensorType>(typed.getType()).getElementType()};
+}
+
 } // namespace mlir::gacc
 
 #endif // GACC_DIALECTS_GACC_GACCBUILDERS_H

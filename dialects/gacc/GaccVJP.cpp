@@ -17,48 +17,16 @@ using namespace mlir;
 using namespace mlir::gacc;
 
 namespace {
-/// Shorthands over one builder and location, so rules read like formulas.
-struct Math {
-  OpBuilder &b;
-  Location loc;
-  Type element;
-
+/// TensorMath for an op's result type, plus the unbroadcast of gradients.
+struct Math : TensorMath {
   Math(OpBuilder &b, Operation *op)
-      : b(b), loc(op->getLoc()),
-        element(cast<RankedTensorType>(op->getResult(0).getType())
-                    .getElementType()) {}
-  Math(OpBuilder &b, Operation *op, Type element)
-      : b(b), loc(op->getLoc()), element(element) {}
-
-  Value c(double v) { return buildScalar(b, loc, element, v); }
-  Value add(Value x, Value y) { return AddOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return SubOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return MulOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return DivOp::create(b, loc, x, y); }
-  Value neg(Value x) { return NegOp::create(b, loc, x); }
-  Value exp(Value x) { return ExpOp::create(b, loc, x); }
-  Value tanh(Value x) { return TanhOp::create(b, loc, x); }
-  Value erf(Value x) { return ErfOp::create(b, loc, x); }
-  Value rsqrt(Value x) { return RsqrtOp::create(b, loc, x); }
-  Value select(Value cond, Value x, Value y) {
-    return SelectOp::create(b, loc, cond, x, y);
-  }
-  Value gt(Value x, Value y) {
-    return CompareOp::create(b, loc, ComparePredicate::gt, x, y);
-  }
-  Value eq(Value x, Value y) {
-    return CompareOp::create(b, loc, ComparePredicate::eq, x, y);
-  }
-  Value sum(Value x, ArrayRef<int64_t> axes, bool keep = true) {
-    return buildReduceSum(b, loc, x, axes, keep);
-  }
-  Value mean(Value x, ArrayRef<int64_t> axes, bool keep = true) {
-    return buildReduceMean(b, loc, x, axes, keep);
-  }
+      : TensorMath(tensorMath(b, op, op->getResult(0))) {}
+  Value gt(Value x, Value y) { return compare(ComparePredicate::gt, x, y); }
+  Value eq(Value x, Value y) { return compare(ComparePredicate::eq, x, y); }
   /// The gradient `g` summed back to the shape of `operand`.
   Value to(Value g, Value operand) {
-    return buildUnbroadcast(b, loc, g,
-                            cast<RankedTensorType>(operand.getType()).getShape());
+    return buildUnbroadcast(
+        b, loc, g, cast<RankedTensorType>(operand.getType()).getShape());
   }
 };
 
@@ -398,7 +366,7 @@ LogicalResult OneHotOp::buildVJP(OpBuilder &, Value,
 
 /// The divisor of a loss reduction over `positions` (a one-hot or ones
 /// tensor whose sum counts what token_mean counts).
-static Value lossDenominator(Math &m, LossReduction reduction,
+static Value lossDenominator(TensorMath &m, LossReduction reduction,
                              RankedTensorType targets, Value counted) {
   switch (reduction) {
   case LossReduction::sum:
@@ -407,8 +375,7 @@ static Value lossDenominator(Math &m, LossReduction reduction,
     return m.c(targets.getRank() == 0 ? 1.0
                                       : static_cast<double>(targets.getDimSize(0)));
   case LossReduction::token_mean:
-    return m.sum(counted, trailingAxes(0, typeOf(counted).getRank()),
-                 /*keep=*/false);
+    return m.sumAll(counted);
   }
   llvm_unreachable("unknown reduction");
 }

@@ -1,0 +1,109 @@
+//===- ElementwiseToLinalg.cpp - elementwise gacc ops to linalg -------------===//
+//
+// Unary, binary, compare and select ops (and broadcast, a copy) become one
+// parallel linalg.generic each; broadcasting is in the indexing maps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/conversion/GaccToLinalg/Utils.h"
+#include "compiler/conversion/Passes.h"
+#include "dialects/gacc/GaccOps.h"
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+namespace {
+/// Lowers `SourceOp` to a generic whose body is `Body(b, loc, operands)`.
+template <typename SourceOp, typename Body>
+struct ElementwisePattern : OpRewritePattern<SourceOp> {
+  using OpRewritePattern<SourceOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(SourceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    rewriter.replaceOp(op, buildElementwise(rewriter, op.getLoc(), type,
+                                            op->getOperands(), Body()));
+    return success();
+  }
+};
+
+template <typename ArithOp> struct Apply {
+  Value operator()(OpBuilder &b, Location loc, ValueRange args) const {
+    return ArithOp::create(b, loc, args).getResult();
+  }
+};
+
+struct Relu {
+  Value operator()(OpBuilder &b, Location loc, ValueRange args) const {
+    Value zero = arith::ConstantOp::create(
+        b, loc, b.getZeroAttr(args[0].getType()));
+    return arith::MaximumFOp::create(b, loc, args[0], zero);
+  }
+};
+
+struct Copy {
+  Value operator()(OpBuilder &, Location, ValueRange args) const {
+    return args[0];
+  }
+};
+
+struct Select {
+  Value operator()(OpBuilder &b, Location loc, ValueRange args) const {
+    return arith::SelectOp::create(b, loc, args[0], args[1], args[2]);
+  }
+};
+
+struct LowerCompare : OpRewritePattern<CompareOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CompareOp op,
+                                PatternRewriter &rewriter) const override {
+    arith::CmpFPredicate predicate;
+    switch (op.getPredicate()) {
+    case ComparePredicate::eq:
+      predicate = arith::CmpFPredicate::OEQ;
+      break;
+    case ComparePredicate::ne: // true on NaN, like IEEE !=
+      predicate = arith::CmpFPredicate::UNE;
+      break;
+    case ComparePredicate::lt:
+      predicate = arith::CmpFPredicate::OLT;
+      break;
+    case ComparePredicate::le:
+      predicate = arith::CmpFPredicate::OLE;
+      break;
+    case ComparePredicate::gt:
+      predicate = arith::CmpFPredicate::OGT;
+      break;
+    case ComparePredicate::ge:
+      predicate = arith::CmpFPredicate::OGE;
+      break;
+    }
+    rewriter.replaceOp(
+        op, buildElementwise(rewriter, op.getLoc(), op.getType(),
+                             op->getOperands(),
+                             [&](OpBuilder &b, Location loc, ValueRange args) {
+                               return arith::CmpFOp::create(b, loc, predicate,
+                                                            args[0], args[1])
+                                   .getResult();
+                             }));
+    return success();
+  }
+};
+} // namespace
+
+void gacc::populateElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<ElementwisePattern<AddOp, Apply<arith::AddFOp>>,
+               ElementwisePattern<SubOp, Apply<arith::SubFOp>>,
+               ElementwisePattern<MulOp, Apply<arith::MulFOp>>,
+               ElementwisePattern<DivOp, Apply<arith::DivFOp>>,
+               ElementwisePattern<NegOp, Apply<arith::NegFOp>>,
+               ElementwisePattern<ExpOp, Apply<math::ExpOp>>,
+               ElementwisePattern<LogOp, Apply<math::LogOp>>,
+               ElementwisePattern<SqrtOp, Apply<math::SqrtOp>>,
+               ElementwisePattern<RsqrtOp, Apply<math::RsqrtOp>>,
+               ElementwisePattern<TanhOp, Apply<math::TanhOp>>,
+               ElementwisePattern<ErfOp, Apply<math::ErfOp>>,
+               ElementwisePattern<ReluOp, Relu>,
+               ElementwisePattern<BroadcastOp, Copy>,
+               ElementwisePattern<SelectOp, Select>, LowerCompare>(context);
+}

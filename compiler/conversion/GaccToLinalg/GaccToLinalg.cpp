@@ -1,0 +1,37 @@
+//===- GaccToLinalg.cpp - the convert-gacc-to-linalg pass -------------------===//
+
+#include "compiler/conversion/Passes.h"
+#include "dialects/gacc/GaccOps.h"
+
+namespace mlir::gacc {
+#define GEN_PASS_DEF_CONVERTGACCTOLINALG
+#include "compiler/conversion/Passes.h.inc"
+} // namespace mlir::gacc
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+namespace {
+struct ConvertGaccToLinalgPass
+    : public gacc::impl::ConvertGaccToLinalgBase<ConvertGaccToLinalgPass> {
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    ConversionTarget target(*context);
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect>();
+    // Every compute op must lower; declarations, loads and the step stay.
+    target.addIllegalDialect<GaccDialect>();
+    target.addLegalOp<ParamOp, InputOp, LoadOp, TrainStepOp>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+
+    RewritePatternSet patterns(context);
+    populateElementwiseToLinalgPatterns(patterns);
+    populateStructuredToLinalgPatterns(patterns);
+    populateShapeToTensorPatterns(patterns);
+    populateIndexOpsToLinalgPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,54 @@
+//===- Utils.cpp - helpers shared by the gacc-to-linalg patterns ------------===//
+
+#include "compiler/conversion/GaccToLinalg/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+
+using namespace mlir;
+
+AffineMap gacc::broadcastMap(ArrayRef<int64_t> operand,
+                             ArrayRef<int64_t> result, MLIRContext *context) {
+  SmallVector<AffineExpr> exprs;
+  int64_t lead = result.size() - operand.size();
+  for (auto [i, size] : llvm::enumerate(operand)) {
+    int64_t dim = lead + i;
+    exprs.push_back(size == 1 && result[dim] != 1
+                        ? getAffineConstantExpr(0, context)
+                        : getAffineDimExpr(dim, context));
+  }
+  return AffineMap::get(result.size(), 0, exprs, context);
+}
+
+Value gacc::emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                 type.getElementType());
+}
+
+Value gacc::filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                         TypedAttr value) {
+  Value scalar = arith::ConstantOp::create(b, loc, value);
+  return linalg::FillOp::create(b, loc, scalar, emptyTensor(b, loc, type))
+      .getResult(0);
+}
+
+Value gacc::buildElementwise(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  MLIRContext *context = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value input : inputs)
+    maps.push_back(broadcastMap(
+        cast<RankedTensorType>(input.getType()).getShape(), type.getShape(),
+        context));
+  maps.push_back(b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, type, inputs, emptyTensor(b, loc, type), maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        linalg::YieldOp::create(nested, nestedLoc,
+                                body(nested, nestedLoc, args.drop_back()));
+      });
+  return generic.getResult(0);
+}

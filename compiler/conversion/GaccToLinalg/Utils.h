@@ -1,0 +1,32 @@
+//===- Utils.h - helpers shared by the gacc-to-linalg patterns --*- C++ -*-===//
+#ifndef GACC_COMPILER_CONVERSION_GACCTOLINALG_UTILS_H
+#define GACC_COMPILER_CONVERSION_GACCTOLINALG_UTILS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::gacc {
+
+/// The map from the loops of a `result`-shaped iteration space to an operand
+/// of shape `operand` under NumPy broadcasting: trailing alignment, and a
+/// constant 0 for stretched dimensions of size 1.
+AffineMap broadcastMap(ArrayRef<int64_t> operand, ArrayRef<int64_t> result,
+                       MLIRContext *context);
+
+/// An empty tensor of `type` (the `outs` of a fully overwritten result).
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type);
+
+/// `type` filled with `value`.
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   TypedAttr value);
+
+/// A parallel linalg.generic producing `type` from `inputs` broadcast to it,
+/// with `body` computing the element from the input elements.
+Value buildElementwise(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+} // namespace mlir::gacc
+
+#endif // GACC_COMPILER_CONVERSION_GACCTOLINALG_UTILS_H

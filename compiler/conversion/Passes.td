@@ -1,0 +1,33 @@
+//===- Passes.td - gacc conversion passes ------------------*- tablegen -*-===//
+
+#ifndef GACC_CONVERSION_PASSES_TD
+#define GACC_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertGaccToLinalg : Pass<"convert-gacc-to-linalg"> {
+  let summary = "Lower primitive gacc compute ops to linalg, tensor, arith and math";
+  let description = [{
+    Every elementwise op (with NumPy broadcasting) becomes one
+    `linalg.generic` whose indexing maps do the broadcasting, so elementwise
+    fusion can merge chains; reductions and matmuls become `linalg.generic`
+    ops with reduction iterators; shape ops become `tensor` ops;
+    `gacc.constant` becomes `arith.constant`. Composite ops must be
+    decomposed first (`gacc-decompose`). Declarations and `gacc.load` are
+    left alone: the step builder replaces them.
+
+    ```mlir
+    %y = gacc.add %x, %b : tensor<4x3xf32>, tensor<3xf32>
+    // becomes
+    %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+        affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], ...}
+        ins(%x, %b : tensor<4x3xf32>, tensor<3xf32>) outs(%e : tensor<4x3xf32>) {...}
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+#endif // GACC_CONVERSION_PASSES_TD
