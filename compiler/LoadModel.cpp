@@ -21,24 +21,3 @@ OwningOpRef<ModuleOp> gacc::loadModel(StringRef path,
   // parseSourceFile verifies the module after parsing it.
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
-
-gacc::TrainStepOp gacc::findTrainStep(ModuleOp module, StringRef name) {
-  SmallVector<gacc::TrainStepOp> steps(module.getOps<gacc::TrainStepOp>());
-  if (!name.empty()) {
-    for (gacc::TrainStepOp step : steps)
-      if (step.getSymName() == name)
-        return step;
-    module.emitError() << "no gacc.train_step named '" << name << "'";
-    return nullptr;
-  }
-  if (steps.size() == 1)
-    return steps.front();
-  InFlightDiagnostic diag = module.emitError();
-  if (steps.empty()) {
-    diag << "the model has no gacc.train_step";
-  } else {
-    diag << "the model has " << steps.size()
-         << " gacc.train_step ops; choose one with --step";
-  }
-  return nullptr;
-}

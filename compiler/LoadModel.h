@@ -2,7 +2,7 @@
 //-*-===//
 //
 // The front door of every gacc tool and API: read a model file, parse it,
-// verify it and find its training step. Every failure is a located
+// and verify it. Every failure is a located
 // diagnostic on the context's handler; callers only check for null.
 //
 //===----------------------------------------------------------------------===//
@@ -22,10 +22,6 @@ namespace mlir::gacc {
 OwningOpRef<ModuleOp> loadModel(llvm::StringRef path,
                                 llvm::SourceMgr &sourceMgr,
                                 MLIRContext &context);
-
-/// The training step named `name`, or the only one when `name` is empty.
-/// Reports an error at the module and returns null otherwise.
-TrainStepOp findTrainStep(ModuleOp module, llvm::StringRef name);
 
 } // namespace mlir::gacc
 

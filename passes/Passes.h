@@ -3,6 +3,9 @@
 #define GACC_PASSES_PASSES_H
 
 #include "dialects/gacc/GaccOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::gacc {

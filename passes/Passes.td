@@ -61,4 +61,43 @@ def Decompose : Pass<"gacc-decompose"> {
   let dependentDialects = ["::mlir::gacc::GaccDialect"];
 }
 
+def BuildStep : Pass<"gacc-build-step", "ModuleOp"> {
+  let summary = "Build the compiled entry points of a training step";
+  let description = [{
+    Replaces the model, its gradient function (from `gacc-autodiff`), the
+    declarations and the `gacc.train_step` by two functions over the byte
+    arenas the runtime owns (see `StepLayout.h`):
+
+    * `gacc_step(state, batch, io)`: forward and backward, the global
+      gradient norm, clipping, and the optimizer update (SGD with momentum,
+      dampening, nesterov and weight decay; AdamW with decoupled weight
+      decay), written back in place as fused elementwise updates;
+    * `gacc_eval(state, batch, io)`: the forward pass only.
+
+    Per-step optimizer scalars (learning rate, bias corrections) come from
+    the io arena's `hyper` slot, computed by the runtime from the step
+    counter as torch.optim does. Both functions have C interfaces.
+
+    ```mlir
+    func.func @gacc_step(%state: memref<?xi8>, %batch: memref<?xi8>,
+                         %io: memref<?xi8>) attributes {llvm.emit_c_interface} {
+      %c0 = arith.constant 0 : index
+      %v = memref.view %state[%c0][] : memref<?xi8> to memref<4x3xf32>
+      %w = bufferization.to_tensor %v restrict writable : ...
+      ...
+      bufferization.materialize_in_destination %w_new in restrict writable %v
+      return
+    }
+    ```
+  }];
+  let options = [
+    Option<"stepName", "step", "std::string", /*default=*/"",
+           "The gacc.train_step to build (default: the only one)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::gacc::GaccDialect"
+  ];
+}
+
 #endif // GACC_PASSES_TD

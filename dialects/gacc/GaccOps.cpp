@@ -362,6 +362,27 @@ LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
 // TrainStepOp
 //===----------------------------------------------------------------------===//
 
+TrainStepOp TrainStepOp::find(ModuleOp module, StringRef name) {
+  SmallVector<TrainStepOp> steps(module.getOps<TrainStepOp>());
+  if (!name.empty()) {
+    for (TrainStepOp step : steps)
+      if (step.getSymName() == name)
+        return step;
+    module.emitError() << "no gacc.train_step named '" << name << "'";
+    return nullptr;
+  }
+  if (steps.size() == 1)
+    return steps.front();
+  InFlightDiagnostic diag = module.emitError();
+  if (steps.empty()) {
+    diag << "the model has no gacc.train_step";
+  } else {
+    diag << "the model has " << steps.size()
+         << " gacc.train_step ops; choose one with --step";
+  }
+  return nullptr;
+}
+
 func::FuncOp TrainStepOp::getModelFunc() {
   return SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(*this,
                                                             getModelAttr());

@@ -644,6 +644,9 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// The step named `name` in `module`, or its only one when `name` is
+    /// empty; reports an error at the module and returns null otherwise.
+    static TrainStepOp find(::mlir::ModuleOp module, ::llvm::StringRef name);
     /// The model function; null if `model` does not name a func.func.
     ::mlir::func::FuncOp getModelFunc();
     /// Batch sizes are positive (verified), so the unsigned accessors of

@@ -59,7 +59,7 @@ struct LoadedModel {
   bool load() {
     module = mlir::gacc::loadModel(inputPath, sourceMgr, context);
     if (module)
-      step = mlir::gacc::findTrainStep(*module, stepName);
+      step = mlir::gacc::TrainStepOp::find(*module, stepName);
     return static_cast<bool>(step);
   }
 };

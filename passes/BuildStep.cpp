@@ -1,0 +1,207 @@
+//===- BuildStep.cpp - the compiled entry points of a training step ---------===//
+
+#include "dialects/gacc/GaccBuilders.h"
+#include "passes/Passes.h"
+#include "passes/StepLayout.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::gacc {
+#define GEN_PASS_DEF_BUILDSTEP
+#include "passes/Passes.h.inc"
+} // namespace mlir::gacc
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+namespace {
+/// Builds the body of one entry point: views of the arenas and the tensors
+/// read from them.
+struct EntryBuilder {
+  OpBuilder &b;
+  Location loc;
+  const StepLayout &layout;
+  Value state, batch, io;
+
+  /// The typed view of `slot` in `arena`.
+  Value view(Value arena, const Slot &slot) {
+    Value offset = arith::ConstantIndexOp::create(b, loc, slot.offset);
+    auto type = MemRefType::get(slot.type.getShape(),
+                                slot.type.getElementType());
+    return memref::ViewOp::create(b, loc, type, arena, offset, ValueRange{});
+  }
+  /// The current value of `slot`, read in place.
+  Value read(Value arena, const Slot &slot) {
+    return bufferization::ToTensorOp::create(
+        b, loc, slot.type, view(arena, slot), /*restrict=*/true,
+        /*writable=*/true);
+  }
+  /// Writes `value` into `slot` in place.
+  void write(Value arena, const Slot &slot, Value value) {
+    auto store = bufferization::MaterializeInDestinationOp::create(
+        b, loc, value, view(arena, slot));
+    store.setRestrict(true);
+    store.setWritable(true);
+  }
+
+  /// Clones the straight-line body of `func` with every gacc.load replaced
+  /// by the slot tensor of its name; returns the mapped return operands.
+  SmallVector<Value> inlineModel(func::FuncOp func) {
+    IRMapping mapping;
+    llvm::StringMap<Value> slots;
+    for (Operation &op : func.getBody().front()) {
+      if (auto load = dyn_cast<LoadOp>(op)) {
+        Value &tensor = slots[load.getName()];
+        if (!tensor) {
+          const Slot *slot = layout.state.find(load.getName());
+          tensor = slot ? read(state, *slot)
+                        : read(batch, *layout.batch.find(load.getName()));
+        }
+        mapping.map(load.getResult(), tensor);
+        continue;
+      }
+      if (auto ret = dyn_cast<func::ReturnOp>(op))
+        return llvm::to_vector(llvm::map_range(
+            ret.getOperands(), [&](Value v) { return mapping.lookup(v); }));
+      b.clone(op, mapping);
+    }
+    llvm_unreachable("a function body ends with a return");
+  }
+
+  void writeOutputs(ArrayRef<Value> results) {
+    write(io, *layout.io.find("loss"), results[0]);
+    for (size_t i = 1; i < results.size(); ++i)
+      if (const Slot *slot = layout.io.find("output." + std::to_string(i)))
+        write(io, *slot, results[i]);
+  }
+};
+
+struct BuildStepPass : public gacc::impl::BuildStepBase<BuildStepPass> {
+  using BuildStepBase::BuildStepBase;
+  void runOnOperation() override;
+};
+} // namespace
+
+/// Creates `name(state, batch, io)` with a C interface at the module's end.
+static func::FuncOp createEntry(OpBuilder &b, ModuleOp module, StringRef name) {
+  b.setInsertionPointToEnd(module.getBody());
+  auto arena = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
+  auto func = func::FuncOp::create(
+      b, module.getLoc(), name, b.getFunctionType({arena, arena, arena}, {}));
+  func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  b.setInsertionPointToStart(func.addEntryBlock());
+  return func;
+}
+
+/// The optimizer update of one parameter; returns the new parameter and
+/// writes the new optimizer state.
+static Value buildUpdate(TensorMath &m, EntryBuilder &entry, Attribute optimizer,
+                         StringRef name, Value param, Value grad,
+                         ArrayRef<Value> hyper) {
+  const ArenaLayout &state = entry.layout.state;
+  auto slotOf = [&](StringRef kind) {
+    return state.find((kind + "." + name).str());
+  };
+  if (auto sgd = dyn_cast<SGDAttr>(optimizer)) {
+    double momentum = sgd.getMomentum().convertToDouble();
+    double weightDecay = sgd.getWeightDecay().convertToDouble();
+    if (weightDecay != 0.0)
+      grad = m.add(grad, m.mul(param, m.c(weightDecay)));
+    if (momentum != 0.0) {
+      const Slot *slot = slotOf("momentum_buffer");
+      Value buffer = m.add(m.mul(entry.read(entry.state, *slot), hyper[1]),
+                           m.mul(grad, hyper[2]));
+      entry.write(entry.state, *slot, buffer);
+      grad = sgd.getNesterov() ? m.add(grad, m.mul(buffer, m.c(momentum)))
+                               : buffer;
+    }
+    return m.sub(param, m.mul(grad, hyper[0]));
+  }
+  // AdamW as torch.optim.AdamW (single-tensor path).
+  auto adamw = cast<AdamWAttr>(optimizer);
+  double beta1 = adamw.getBeta1().convertToDouble();
+  double beta2 = adamw.getBeta2().convertToDouble();
+  const Slot *avgSlot = slotOf("exp_avg"), *sqSlot = slotOf("exp_avg_sq");
+  Value avg = entry.read(entry.state, *avgSlot);
+  Value sq = entry.read(entry.state, *sqSlot);
+  Value decayed = m.mul(param, hyper[0]);
+  avg = m.add(avg, m.mul(m.sub(grad, avg), m.c(1.0 - beta1)));
+  sq = m.add(m.mul(sq, m.c(beta2)), m.mul(m.mul(grad, grad), m.c(1.0 - beta2)));
+  entry.write(entry.state, *avgSlot, avg);
+  entry.write(entry.state, *sqSlot, sq);
+  Value denom = m.add(m.div(m.sqrt(sq), hyper[2]),
+                      m.c(adamw.getEps().convertToDouble()));
+  return m.sub(decayed, m.mul(m.div(avg, denom), hyper[1]));
+}
+
+void BuildStepPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  TrainStepOp step = TrainStepOp::find(module, stepName);
+  if (!step)
+    return signalPassFailure();
+  FailureOr<StepLayout> layout = computeStepLayout(step);
+  if (failed(layout))
+    return signalPassFailure();
+  func::FuncOp model = step.getModelFunc();
+  auto grad = module.lookupSymbol<func::FuncOp>(
+      (model.getSymName() + "_grad").str());
+  if (!grad) {
+    step.emitOpError("has no gradient function: run gacc-autodiff first");
+    return signalPassFailure();
+  }
+  SmallVector<ParamOp> params(module.getOps<ParamOp>());
+  Location loc = step.getLoc();
+  OpBuilder b(module.getContext());
+
+  // gacc_step: forward, backward, norm, clipping, update.
+  func::FuncOp stepFunc = createEntry(b, module, "gacc_step");
+  EntryBuilder entry{b, loc, *layout, stepFunc.getArgument(0),
+                     stepFunc.getArgument(1), stepFunc.getArgument(2)};
+  SmallVector<Value> results = entry.inlineModel(grad);
+  size_t numOutputs = model.getNumResults();
+  ArrayRef<Value> grads = ArrayRef<Value>(results).drop_front(numOutputs);
+  entry.writeOutputs(ArrayRef<Value>(results).take_front(numOutputs));
+
+  TensorMath m{b, loc, layout->element};
+  Value hyperTensor = entry.read(entry.io, *layout->io.find("hyper"));
+  SmallVector<Value> hyper;
+  for (int64_t i = 0; i < kHyperCount; ++i)
+    hyper.push_back(
+        buildReshape(b, loc, buildSlice(b, loc, hyperTensor, {i}, {1}), {}));
+
+  Value squares = m.c(0.0);
+  for (Value g : grads)
+    squares = m.add(squares, m.sumAll(m.mul(g, g)));
+  Value norm = m.sqrt(squares);
+  entry.write(entry.io, *layout->io.find("grad_norm"), norm);
+  Value clip;
+  if (std::optional<APFloat> maxNorm = step.getGradClipNorm()) {
+    // torch.nn.utils.clip_grad_norm_: scale by min(1, max / (norm + 1e-6)).
+    Value coef = m.div(m.c(maxNorm->convertToDouble()),
+                       m.add(norm, m.c(1e-6)));
+    clip = m.select(m.compare(ComparePredicate::lt, coef, m.c(1.0)), coef,
+                    m.c(1.0));
+  }
+  for (auto [param, g] : llvm::zip_equal(params, grads)) {
+    const Slot &paramSlot = *layout->state.find(param.getSymName());
+    entry.write(entry.state,
+                *layout->state.find(("grad." + param.getSymName()).str()), g);
+    Value used = clip ? m.mul(g, clip) : g;
+    Value updated =
+        buildUpdate(m, entry, step.getOptimizer(), param.getSymName(),
+                    entry.read(entry.state, paramSlot), used, hyper);
+    entry.write(entry.state, paramSlot, updated);
+  }
+  func::ReturnOp::create(b, loc);
+
+  // gacc_eval: the forward pass.
+  func::FuncOp evalFunc = createEntry(b, module, "gacc_eval");
+  EntryBuilder evalEntry{b, loc, *layout, evalFunc.getArgument(0),
+                         evalFunc.getArgument(1), evalFunc.getArgument(2)};
+  evalEntry.writeOutputs(evalEntry.inlineModel(model));
+  func::ReturnOp::create(b, loc);
+
+  // Only the entry points remain.
+  for (Operation &op : llvm::make_early_inc_range(module.getOps()))
+    if (&op != stepFunc && &op != evalFunc)
+      op.erase();
+}

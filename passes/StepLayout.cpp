@@ -1,0 +1,70 @@
+//===- StepLayout.cpp - where a compiled step keeps its tensors -------------===//
+
+#include "passes/StepLayout.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+int64_t Slot::bytes() const {
+  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+const Slot &ArenaLayout::add(StringRef name, RankedTensorType type) {
+  Slot slot{name.str(), type, llvm::alignTo(bytes, kSlotAlignment)};
+  bytes = slot.offset + slot.bytes();
+  slots.push_back(slot);
+  return slots.back();
+}
+
+const Slot *ArenaLayout::find(StringRef name) const {
+  for (const Slot &slot : slots)
+    if (slot.name == name)
+      return &slot;
+  return nullptr;
+}
+
+FailureOr<StepLayout> gacc::computeStepLayout(TrainStepOp step) {
+  StepLayout layout;
+  auto module = step->getParentOfType<ModuleOp>();
+  SmallVector<ParamOp> params(module.getOps<ParamOp>());
+  if (params.empty())
+    return step.emitOpError("the module declares no gacc.param");
+  layout.element = params.front().getTensorType().getElementType();
+  for (ParamOp param : params)
+    if (param.getTensorType().getElementType() != layout.element)
+      return param.emitOpError("has element type ")
+             << param.getTensorType().getElementType()
+             << ", but compiled steps need every parameter in one type ("
+             << layout.element << ")";
+
+  if (auto sgd = dyn_cast<SGDAttr>(step.getOptimizer())) {
+    if (!sgd.getMomentum().isZero())
+      layout.optimizerSlots.push_back("momentum_buffer");
+  } else {
+    layout.optimizerSlots = {"exp_avg", "exp_avg_sq"};
+  }
+
+  for (ParamOp param : params)
+    layout.state.add(param.getSymName(), param.getTensorType());
+  for (ParamOp param : params)
+    layout.state.add(("grad." + param.getSymName()).str(),
+                     param.getTensorType());
+  for (const std::string &slot : layout.optimizerSlots)
+    for (ParamOp param : params)
+      layout.state.add(slot + "." + param.getSymName().str(),
+                       param.getTensorType());
+
+  for (InputOp input : module.getOps<InputOp>())
+    layout.batch.add(input.getSymName(), input.getTensorType());
+
+  auto scalar = RankedTensorType::get({}, layout.element);
+  layout.io.add("hyper", RankedTensorType::get({kHyperCount}, layout.element));
+  func::FuncOp model = step.getModelFunc();
+  layout.io.add("loss", cast<RankedTensorType>(model.getResultTypes()[0]));
+  layout.io.add("grad_norm", scalar);
+  for (auto [i, type] : llvm::enumerate(model.getResultTypes().drop_front()))
+    if (auto tensor = dyn_cast<RankedTensorType>(type))
+      layout.io.add("output." + std::to_string(i + 1), tensor);
+  return layout;
+}

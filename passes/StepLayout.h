@@ -1,0 +1,64 @@
+//===- StepLayout.h - where a compiled step keeps its tensors ---*- C++ -*-===//
+//
+// A compiled training step works on three byte arenas that the runtime
+// owns: `state` (parameters, gradients, optimizer state: what lives across
+// steps and goes into checkpoints), `batch` (the inputs of one step) and
+// `io` (per-step scalars in, loss and outputs out). This analysis places
+// every tensor; gacc-build-step emits views at these offsets and the
+// runtime reads and writes the same offsets.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GACC_PASSES_STEPLAYOUT_H
+#define GACC_PASSES_STEPLAYOUT_H
+
+#include "dialects/gacc/GaccOps.h"
+#include <string>
+
+namespace mlir::gacc {
+
+/// Offsets are multiples of this, so every tensor is cache-line aligned.
+inline constexpr int64_t kSlotAlignment = 64;
+
+/// Optimizer scalars the runtime computes from the step counter each step
+/// (like torch.optim does on the host), in the io arena's "hyper" slot.
+///   SGD:   [lr, momentum coefficient, gradient coefficient, unused]
+///   AdamW: [1 - lr·weight_decay, lr / (1 - β1^t), sqrt(1 - β2^t), unused]
+inline constexpr int64_t kHyperCount = 4;
+
+struct Slot {
+  std::string name;
+  RankedTensorType type;
+  int64_t offset = 0;
+  int64_t bytes() const;
+};
+
+struct ArenaLayout {
+  SmallVector<Slot> slots;
+  int64_t bytes = 0;
+  const Slot &add(StringRef name, RankedTensorType type);
+  const Slot *find(StringRef name) const;
+};
+
+struct StepLayout {
+  /// Parameters by name; gradients "grad.<name>"; optimizer state
+  /// "<slot>.<name>" with torch.optim's slot names: "momentum_buffer" (SGD
+  /// with momentum), "exp_avg" and "exp_avg_sq" (AdamW).
+  ArenaLayout state;
+  /// Inputs by name.
+  ArenaLayout batch;
+  /// "hyper" (kHyperCount scalars), "loss", "grad_norm", then the model's
+  /// further results as "output.<i>".
+  ArenaLayout io;
+  /// The optimizer's state slot names, in order.
+  SmallVector<std::string> optimizerSlots;
+  /// The element type every parameter shares.
+  Type element;
+};
+
+/// Lays out the arenas of `step`; fails with a diagnostic on `step` when it
+/// cannot be compiled (parameters of different element types).
+FailureOr<StepLayout> computeStepLayout(TrainStepOp step);
+
+} // namespace mlir::gacc
+
+#endif // GACC_PASSES_STEPLAYOUT_H
