@@ -10,7 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Run.h"
 #include "compiler/InitAll.h"
+#include "compiler/jit/Jit.h"
 #include "compiler/LoadModel.h"
 #include "compiler/plan/StateMemory.h"
 #include "mlir/IR/Diagnostics.h"
@@ -22,11 +24,12 @@
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
+using mlir::FailureOr;
 
 static cl::SubCommand
     compileCommand("compile",
                    "Compile a training step ahead of time (not built yet)");
-static cl::SubCommand runCommand("run", "Train a model (not built yet)");
+static cl::SubCommand runCommand("run", "Train a model on the CPU");
 static cl::SubCommand
     planCommand("plan",
                 "Report the memory a training step needs, without running it");
@@ -41,6 +44,47 @@ static cl::opt<std::string>
              cl::desc("The gacc.train_step to use when the model has several"),
              cl::value_desc("name"), cl::sub(compileCommand),
              cl::sub(runCommand), cl::sub(planCommand));
+
+static cl::OptionCategory runCategory("Training options");
+static cl::opt<uint64_t> steps("steps", cl::desc("Optimizer steps to run"),
+                               cl::init(100), cl::sub(runCommand),
+                               cl::cat(runCategory));
+static cl::opt<uint64_t> seed("seed",
+                              cl::desc("Seed of initialization and data order"),
+                              cl::init(0), cl::sub(runCommand),
+                              cl::cat(runCategory));
+static cl::opt<double> learningRate(
+    "lr", cl::desc("Base learning rate (default: the optimizer's)"),
+    cl::sub(runCommand), cl::cat(runCategory));
+static cl::opt<std::string> dataPath(
+    "data",
+    cl::desc("Training data: a .safetensors file or a directory of "
+             "<input>.npy files (default: synthetic data)"),
+    cl::value_desc("path"), cl::sub(runCommand), cl::cat(runCategory));
+static cl::opt<std::string> evalDataPath(
+    "eval-data", cl::desc("Evaluation data, same formats: loss and accuracy"),
+    cl::value_desc("path"), cl::sub(runCommand), cl::cat(runCategory));
+static cl::opt<std::string>
+    initPath("init", cl::desc("Load initial parameters (.safetensors)"),
+             cl::value_desc("file"), cl::sub(runCommand), cl::cat(runCategory));
+static cl::opt<std::string> savePath(
+    "save",
+    cl::desc("Save parameters, optimizer state and step (.safetensors)"),
+    cl::value_desc("file"), cl::sub(runCommand), cl::cat(runCategory));
+static cl::opt<std::string>
+    resumePath("resume", cl::desc("Continue from a checkpoint of --save"),
+               cl::value_desc("file"), cl::sub(runCommand),
+               cl::cat(runCategory));
+static cl::opt<std::string> metricsPath(
+    "metrics",
+    cl::desc("Write one JSON object per step (step, loss, lr, grad_norm, "
+             "samples_per_s)"),
+    cl::value_desc("file.jsonl"), cl::sub(runCommand), cl::cat(runCategory));
+static cl::opt<std::string> dumpGradsPath(
+    "dump-grads",
+    cl::desc("Write the first step's gradients, named like the parameters"),
+    cl::value_desc("file.safetensors"), cl::sub(runCommand),
+    cl::cat(runCategory));
 
 namespace {
 /// Parses and verifies the model and finds its step; null after an error.
@@ -67,8 +111,7 @@ struct LoadedModel {
 
 static int notBuiltYet(StringRef what) {
   errs() << "gacc: " << inputPath << " is valid, but " << what
-         << " is not built yet: this build parses, verifies and plans "
-            "models only\n";
+         << " is not built yet\n";
   return 1;
 }
 
@@ -98,5 +141,23 @@ int main(int argc, char **argv) {
   }
   if (compileCommand)
     return notBuiltYet("ahead-of-time compilation");
-  return notBuiltYet("training");
+
+  FailureOr<mlir::gacc::JitStep> jit =
+      mlir::gacc::jitCompileStep(*model.module, stepName);
+  if (failed(jit))
+    return 1;
+  gacc::rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));
+  gacc::RunOptions options;
+  options.steps = steps;
+  options.seed = seed;
+  if (learningRate.getNumOccurrences())
+    options.lr = learningRate;
+  options.data = dataPath;
+  options.evalData = evalDataPath;
+  options.init = initPath;
+  options.save = savePath;
+  options.resume = resumePath;
+  options.metrics = metricsPath;
+  options.dumpGrads = dumpGradsPath;
+  return gacc::runTraining(trainer, options);
 }

@@ -3,6 +3,8 @@
 
 #include "gacc/runtime/Tensor.h"
 
+#include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace gacc::rt {
@@ -43,6 +45,108 @@ std::optional<int64_t> elementCount(const std::vector<int64_t> &shape) {
     count *= dim;
   }
   return count;
+}
+
+namespace {
+uint32_t floatBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  return bits;
+}
+float bitsFloat(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, 4);
+  return value;
+}
+uint16_t toBF16(float value) {
+  uint32_t bits = floatBits(value);
+  if (std::isnan(value))
+    return 0x7fc0;
+  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
+  return static_cast<uint16_t>(bits >> 16);
+}
+uint16_t toF16(float value) {
+  uint32_t bits = floatBits(value);
+  uint32_t sign = (bits >> 16) & 0x8000;
+  int32_t exponent = static_cast<int32_t>((bits >> 23) & 0xff) - 127 + 15;
+  uint32_t mantissa = bits & 0x7fffff;
+  if (std::isnan(value))
+    return static_cast<uint16_t>(sign | 0x7e00);
+  if (exponent >= 31)
+    return static_cast<uint16_t>(sign | 0x7c00); // overflow to infinity
+  if (exponent <= 0) { // subnormal or zero
+    if (exponent < -10)
+      return static_cast<uint16_t>(sign);
+    mantissa |= 0x800000;
+    uint32_t shift = static_cast<uint32_t>(14 - exponent);
+    uint32_t half = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1);
+    uint32_t midpoint = 1u << (shift - 1);
+    if (rest > midpoint || (rest == midpoint && (half & 1)))
+      ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = sign | (static_cast<uint32_t>(exponent) << 10) |
+                  (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
+    ++half; // may carry into the exponent, which is still correct
+  return static_cast<uint16_t>(half);
+}
+float fromF16(uint16_t half) {
+  uint32_t sign = static_cast<uint32_t>(half & 0x8000) << 16;
+  uint32_t exponent = (half >> 10) & 0x1f, mantissa = half & 0x3ff;
+  if (exponent == 0) {
+    float value = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -value : value;
+  }
+  if (exponent == 31)
+    return bitsFloat(sign | 0x7f800000 | (mantissa << 13));
+  return bitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+template <typename T> T read(const std::byte *data, int64_t index) {
+  T value;
+  std::memcpy(&value, data + index * sizeof(T), sizeof(T));
+  return value;
+}
+template <typename T> void write(std::byte *data, int64_t index, T value) {
+  std::memcpy(data + index * sizeof(T), &value, sizeof(T));
+}
+} // namespace
+
+double loadElement(DType dtype, const std::byte *data, int64_t index) {
+  switch (dtype) {
+  case DType::F64: return read<double>(data, index);
+  case DType::F32: return read<float>(data, index);
+  case DType::F16: return fromF16(read<uint16_t>(data, index));
+  case DType::BF16:
+    return bitsFloat(static_cast<uint32_t>(read<uint16_t>(data, index)) << 16);
+  case DType::I64: return static_cast<double>(read<int64_t>(data, index));
+  case DType::I32: return read<int32_t>(data, index);
+  case DType::I8: return read<int8_t>(data, index);
+  case DType::U8: return read<uint8_t>(data, index);
+  case DType::Bool: return read<uint8_t>(data, index) != 0;
+  }
+  return 0.0;
+}
+
+void storeElement(DType dtype, std::byte *data, int64_t index, double value) {
+  switch (dtype) {
+  case DType::F64: return write<double>(data, index, value);
+  case DType::F32: return write<float>(data, index, static_cast<float>(value));
+  case DType::F16:
+    return write<uint16_t>(data, index, toF16(static_cast<float>(value)));
+  case DType::BF16:
+    return write<uint16_t>(data, index, toBF16(static_cast<float>(value)));
+  case DType::I64:
+    return write<int64_t>(data, index, static_cast<int64_t>(value));
+  case DType::I32:
+    return write<int32_t>(data, index, static_cast<int32_t>(value));
+  case DType::I8: return write<int8_t>(data, index, static_cast<int8_t>(value));
+  case DType::U8:
+    return write<uint8_t>(data, index, static_cast<uint8_t>(value));
+  case DType::Bool: return write<uint8_t>(data, index, value != 0.0);
+  }
 }
 
 std::string shapeString(const std::vector<int64_t> &shape) {

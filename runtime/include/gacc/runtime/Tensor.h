@@ -27,6 +27,12 @@ std::optional<DType> parseDType(std::string_view name);
 /// the product overflows.
 std::optional<int64_t> elementCount(const std::vector<int64_t> &shape);
 
+/// Element `index` of a buffer of `dtype`, as a double (bool and integers
+/// exactly up to 2^53).
+double loadElement(DType dtype, const std::byte *data, int64_t index);
+/// Stores `value` rounded to `dtype` (nearest-even for floats).
+void storeElement(DType dtype, std::byte *data, int64_t index, double value);
+
 /// "[64, 784]".
 std::string shapeString(const std::vector<int64_t> &shape);
 

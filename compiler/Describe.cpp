@@ -1,0 +1,113 @@
+//===- Describe.cpp - the runtime's description of a compiled step ----------===//
+
+#include "compiler/Describe.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::gacc;
+namespace rt = ::gacc::rt;
+
+static rt::DType dtypeOf(Type type) {
+  if (type.isF64())
+    return rt::DType::F64;
+  if (type.isF16())
+    return rt::DType::F16;
+  if (type.isBF16())
+    return rt::DType::BF16;
+  if (type.isInteger(64))
+    return rt::DType::I64;
+  if (type.isInteger(32))
+    return rt::DType::I32;
+  if (type.isInteger(1))
+    return rt::DType::Bool;
+  return rt::DType::F32;
+}
+
+static rt::TensorSlot slotOf(const Slot &slot) {
+  rt::TensorSlot described;
+  described.name = slot.name;
+  described.dtype = dtypeOf(slot.type.getElementType());
+  described.shape.assign(slot.type.getShape().begin(),
+                         slot.type.getShape().end());
+  described.offset = slot.offset;
+  return described;
+}
+
+/// The class count and ignore index of an integer input, from the ops that
+/// read it: a cross-entropy's class dimension or an embedding's rows.
+static void describeIds(func::FuncOp model, InputOp input, rt::Input &out) {
+  model.walk([&](LoadOp load) {
+    if (load.getName() != input.getSymName())
+      return;
+    for (Operation *user : load->getUsers()) {
+      if (auto ce = dyn_cast<CrossEntropyOp>(user)) {
+        out.classes = ce.getLogits().getType().getShape().back();
+        if (std::optional<uint64_t> ignore = ce.getIgnoreIndex())
+          out.ignoreIndex = static_cast<int64_t>(*ignore);
+      } else if (auto embedding = dyn_cast<EmbeddingOp>(user)) {
+        out.classes = embedding.getTable().getType().getDimSize(0);
+      }
+    }
+  });
+}
+
+rt::ModelInfo mlir::gacc::describeStep(TrainStepOp step, const StepLayout &layout) {
+  auto module = step->getParentOfType<ModuleOp>();
+  rt::ModelInfo info;
+  for (ParamOp param : module.getOps<ParamOp>()) {
+    InitAttr init = param.getInit();
+    info.params.push_back(
+        {slotOf(*layout.state.find(param.getSymName())),
+         static_cast<rt::InitKind>(init.getKind()),
+         init.getScale().convertToDouble(), init.getSeed()});
+    info.grads.push_back(
+        slotOf(*layout.state.find(("grad." + param.getSymName()).str())));
+  }
+  for (const std::string &kind : layout.optimizerSlots)
+    for (ParamOp param : module.getOps<ParamOp>())
+      info.optimizerState.push_back(slotOf(
+          *layout.state.find(kind + "." + param.getSymName().str())));
+  for (InputOp input : module.getOps<InputOp>()) {
+    rt::Input described{slotOf(*layout.batch.find(input.getSymName())),
+                        static_cast<rt::InputKind>(input.getKind())};
+    describeIds(step.getModelFunc(), input, described);
+    info.inputs.push_back(described);
+  }
+  info.hyper = slotOf(*layout.io.find("hyper"));
+  info.loss = slotOf(*layout.io.find("loss"));
+  info.gradNorm = slotOf(*layout.io.find("grad_norm"));
+  for (const Slot &slot : layout.io.slots)
+    if (StringRef(slot.name).starts_with("output."))
+      info.outputs.push_back(slotOf(slot));
+  info.stateBytes = layout.state.bytes;
+  info.batchBytes = layout.batch.bytes;
+  info.ioBytes = layout.io.bytes;
+  info.batchSize = step.getBatchSize();
+
+  if (auto sgd = dyn_cast<SGDAttr>(step.getOptimizer())) {
+    info.optimizer.kind = rt::OptimizerConfig::SGD;
+    info.optimizer.lr = sgd.getLr().convertToDouble();
+    info.optimizer.momentum = sgd.getMomentum().convertToDouble();
+    info.optimizer.dampening = sgd.getDampening().convertToDouble();
+    info.optimizer.weightDecay = sgd.getWeightDecay().convertToDouble();
+    info.optimizer.nesterov = sgd.getNesterov();
+  } else {
+    auto adamw = cast<AdamWAttr>(step.getOptimizer());
+    info.optimizer.kind = rt::OptimizerConfig::AdamW;
+    info.optimizer.lr = adamw.getLr().convertToDouble();
+    info.optimizer.beta1 = adamw.getBeta1().convertToDouble();
+    info.optimizer.beta2 = adamw.getBeta2().convertToDouble();
+    info.optimizer.eps = adamw.getEps().convertToDouble();
+    info.optimizer.weightDecay = adamw.getWeightDecay().convertToDouble();
+  }
+  if (auto cosine =
+          dyn_cast<WarmupCosineScheduleAttr>(step.getEffectiveSchedule())) {
+    info.schedule.kind = rt::ScheduleConfig::WarmupCosine;
+    info.schedule.warmupSteps = cosine.getWarmupSteps();
+    info.schedule.totalSteps = cosine.getTotalSteps();
+    info.schedule.minLr = cosine.getMinLr().convertToDouble();
+  }
+  if (std::optional<APFloat> clip = step.getGradClipNorm())
+    info.gradClipNorm = clip->convertToDouble();
+  return info;
+}

@@ -1,0 +1,80 @@
+//===- Pipelines.cpp - the gacc compilation pipelines -----------------------===//
+
+#include "compiler/Pipelines.h"
+#include "compiler/conversion/Passes.h"
+#include "passes/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void gacc::buildTrainingPipeline(OpPassManager &pm,
+                                 const TrainingPipelineOptions &options) {
+  pm.addPass(createAutodiff());
+  BuildStepOptions buildStep;
+  buildStep.stepName = options.step;
+  pm.addPass(createBuildStep(buildStep));
+  pm.addPass(createDecompose());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void gacc::buildGaccToLinalgPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertGaccToLinalg());
+  // Elementwise chains (optimizer updates, activations, their derivatives)
+  // become single loops.
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void gacc::buildCpuCodegenPipeline(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferDeallocationPipelineOptions deallocation;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void gacc::buildCpuPipeline(OpPassManager &pm,
+                            const TrainingPipelineOptions &options) {
+  buildTrainingPipeline(pm, options);
+  buildGaccToLinalgPipeline(pm);
+  buildCpuCodegenPipeline(pm);
+}
+
+void gacc::registerPipelines() {
+  PassPipelineRegistration<TrainingPipelineOptions>(
+      "gacc-training-pipeline",
+      "Differentiate a model and build its step and eval functions",
+      buildTrainingPipeline);
+  PassPipelineRegistration<>("gacc-to-linalg-pipeline",
+                             "Lower gacc ops to fused linalg on tensors",
+                             buildGaccToLinalgPipeline);
+  PassPipelineRegistration<>("gacc-cpu-codegen-pipeline",
+                             "Bufferize and lower linalg to the LLVM dialect",
+                             buildCpuCodegenPipeline);
+  PassPipelineRegistration<TrainingPipelineOptions>(
+      "gacc-cpu-pipeline", "Compile a training step for the CPU, end to end",
+      buildCpuPipeline);
+}

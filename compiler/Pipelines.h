@@ -1,0 +1,40 @@
+//===- Pipelines.h - the gacc compilation pipelines --------------*- C++ -*-===//
+//
+// One build…Pipeline function per stage, each also registered as a named
+// pipeline for gacc-opt (IREE's buildXPassPipeline + registerXPassPipeline):
+//
+//   gacc-training-pipeline    gacc → step/eval functions over gacc ops
+//                             (autodiff, step builder, decomposition)
+//   gacc-to-linalg-pipeline   gacc → linalg/tensor/arith/math, fused
+//   gacc-cpu-codegen-pipeline bufferization, loops, LLVM dialect
+//   gacc-cpu-pipeline         the three above, end to end
+//
+//===----------------------------------------------------------------------===//
+#ifndef GACC_COMPILER_PIPELINES_H
+#define GACC_COMPILER_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::gacc {
+
+struct TrainingPipelineOptions
+    : public PassPipelineOptions<TrainingPipelineOptions> {
+  Option<std::string> step{*this, "step",
+                           llvm::cl::desc("The gacc.train_step to compile "
+                                          "(default: the only one)"),
+                           llvm::cl::init("")};
+};
+
+void buildTrainingPipeline(OpPassManager &pm,
+                           const TrainingPipelineOptions &options);
+void buildGaccToLinalgPipeline(OpPassManager &pm);
+void buildCpuCodegenPipeline(OpPassManager &pm);
+void buildCpuPipeline(OpPassManager &pm,
+                      const TrainingPipelineOptions &options);
+
+void registerPipelines();
+
+} // namespace mlir::gacc
+
+#endif // GACC_COMPILER_PIPELINES_H

@@ -1,0 +1,74 @@
+//===- Jit.cpp - compile a training step in-process -------------------------===//
+
+#include "compiler/jit/Jit.h"
+#include "compiler/Describe.h"
+#include "compiler/Pipelines.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/TargetSelect.h"
+
+extern "C" void memrefCopy(int64_t, void *, void *);
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+FailureOr<JitStep> mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName) {
+  TrainStepOp step = TrainStepOp::find(module, stepName);
+  if (!step)
+    return failure();
+  FailureOr<StepLayout> layout = computeStepLayout(step);
+  if (failed(layout))
+    return failure();
+  JitStep result;
+  result.model = describeStep(step, *layout);
+
+  PassManager pm(module.getContext());
+  TrainingPipelineOptions options;
+  options.step = stepName.str();
+  buildCpuPipeline(pm, options);
+  if (failed(pm.run(module)))
+    return failure();
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  registerBuiltinDialectTranslation(*module.getContext());
+  registerLLVMDialectTranslation(*module.getContext());
+
+  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                            /*targetMachine=*/nullptr);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = optimize;
+  auto engine = ExecutionEngine::create(module, engineOptions);
+  if (!engine) {
+    std::string message = llvm::toString(engine.takeError());
+    return module.emitError("JIT compilation failed: ") << message;
+  }
+  // The runtime's strided copy, which lowered memref.copy calls.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("memrefCopy")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+        llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
+  (*engine)->initialize();
+
+  std::shared_ptr<ExecutionEngine> owner = std::move(*engine);
+  for (auto [name, entry] : {std::pair{"_mlir_ciface_gacc_step",
+                                       &result.compiled.step},
+                             std::pair{"_mlir_ciface_gacc_eval",
+                                       &result.compiled.eval}}) {
+    auto function = owner->lookupPacked(name);
+    if (!function) {
+      llvm::consumeError(function.takeError());
+      return module.emitError("JIT: no entry point '") << name << "'";
+    }
+    *entry = *function;
+  }
+  result.compiled.owner = owner;
+  return result;
+}

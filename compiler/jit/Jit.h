@@ -1,0 +1,22 @@
+//===- Jit.h - compile a training step in-process ------------------*- C++ -*-===//
+#ifndef GACC_COMPILER_JIT_JIT_H
+#define GACC_COMPILER_JIT_JIT_H
+
+#include "gacc/runtime/Trainer.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::gacc {
+
+struct JitStep {
+  ::gacc::rt::ModelInfo model;
+  ::gacc::rt::CompiledStep compiled;
+};
+
+/// Compiles the training step `stepName` (or the only one) of `module` for
+/// the CPU with the MLIR ExecutionEngine. `module` is lowered in place.
+/// Errors are reported as diagnostics.
+FailureOr<JitStep> jitCompileStep(ModuleOp module, StringRef stepName);
+
+} // namespace mlir::gacc
+
+#endif // GACC_COMPILER_JIT_JIT_H

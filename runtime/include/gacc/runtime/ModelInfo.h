@@ -1,0 +1,90 @@
+//===- ModelInfo.h - what the runtime knows of a compiled step --*- C++ -*-===//
+//
+// Everything the runtime needs to run a compiled training step without the
+// compiler: where each tensor lives in the three arenas (state, batch, io),
+// how parameters are initialized, and the optimizer, schedule and batch
+// configuration. The compiler fills it in from the IR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GACC_RUNTIME_MODELINFO_H
+#define GACC_RUNTIME_MODELINFO_H
+
+#include "gacc/runtime/Tensor.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gacc::rt {
+
+/// A tensor at a byte offset of an arena.
+struct TensorSlot {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  int64_t offset = 0;
+  int64_t bytes() const {
+    return elementCount(shape).value_or(0) * static_cast<int64_t>(byteWidth(dtype));
+  }
+};
+
+enum class InitKind {
+  Zeros, Ones, Normal, Uniform, XavierUniform, XavierNormal, KaimingUniform,
+  KaimingNormal
+};
+
+struct Parameter {
+  TensorSlot slot;
+  InitKind init = InitKind::Zeros;
+  double scale = 1.0;
+  uint64_t seed = 0;
+};
+
+enum class InputKind { Features, Labels, Tokens, Mask };
+
+struct Input {
+  TensorSlot slot;
+  InputKind kind = InputKind::Features;
+  /// For labels and tokens: the number of classes (ids lie in [0, classes)),
+  /// from the loss or embedding that reads them; 0 if unknown.
+  int64_t classes = 0;
+  /// Labels equal to this are ignored by the loss (and may appear in data).
+  std::optional<int64_t> ignoreIndex;
+};
+
+struct OptimizerConfig {
+  enum Kind { SGD, AdamW } kind = SGD;
+  double lr = 0.0;
+  double momentum = 0.0, dampening = 0.0, weightDecay = 0.0;
+  bool nesterov = false;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+};
+
+struct ScheduleConfig {
+  enum Kind { Constant, WarmupCosine } kind = Constant;
+  uint64_t warmupSteps = 0, totalSteps = 0;
+  double minLr = 0.0;
+};
+
+struct ModelInfo {
+  std::vector<Parameter> params;
+  /// Gradient slots, in parameter order ("grad.<name>").
+  std::vector<TensorSlot> grads;
+  /// Optimizer state slots ("exp_avg.<name>", ...).
+  std::vector<TensorSlot> optimizerState;
+  std::vector<Input> inputs;
+  TensorSlot hyper, loss, gradNorm;
+  /// The model's further results ("output.1", ...), e.g. logits.
+  std::vector<TensorSlot> outputs;
+  int64_t stateBytes = 0, batchBytes = 0, ioBytes = 0;
+  int64_t batchSize = 0;
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  std::optional<double> gradClipNorm;
+
+  const Input *findInput(const std::string &name) const;
+};
+
+} // namespace gacc::rt
+
+#endif // GACC_RUNTIME_MODELINFO_H

@@ -1,0 +1,88 @@
+//===- Trainer.h - run a compiled training step -------------------*- C++ -*-===//
+//
+// Owns the arenas of a compiled step (parameters, gradients and optimizer
+// state; the batch; per-step scalars and outputs), initializes, loads and
+// saves them, and calls the compiled code. The compiled code comes as plain
+// function pointers: from the JIT or from an artifact, the trainer is the
+// same.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GACC_RUNTIME_TRAINER_H
+#define GACC_RUNTIME_TRAINER_H
+
+#include "gacc/runtime/Dataset.h"
+#include "gacc/runtime/ModelInfo.h"
+#include "gacc/runtime/Safetensors.h"
+
+#include <functional>
+#include <memory>
+
+namespace gacc::rt {
+
+/// An entry point compiled with MLIR's C interface, called through its
+/// packed wrapper: `args[i]` points to a pointer to the i-th arena's
+/// descriptor (state, batch, io).
+using PackedEntry = void (*)(void **args);
+
+struct CompiledStep {
+  PackedEntry step = nullptr;
+  PackedEntry eval = nullptr;
+  /// Keeps the code alive (the JIT engine or a loaded library).
+  std::shared_ptr<void> owner;
+};
+
+struct StepResult {
+  double loss = 0.0;
+  double gradNorm = 0.0;
+  double lr = 0.0;
+};
+
+class Trainer {
+public:
+  Trainer(ModelInfo model, CompiledStep compiled);
+  ~Trainer();
+  Trainer(const Trainer &) = delete;
+  Trainer &operator=(const Trainer &) = delete;
+
+  const ModelInfo &model() const { return model_; }
+  uint64_t stepCount() const { return step_; }
+
+  /// Fresh parameters from their initializers mixed with `seed`; zero
+  /// optimizer state and step.
+  void initialize(uint64_t seed);
+  /// Overrides the base learning rate of the optimizer.
+  void setLearningRate(double lr) { model_.optimizer.lr = lr; }
+
+  /// Copies every parameter from `file` (each must be present, with its
+  /// dtype and shape); other tensors in the file are ignored.
+  Status loadParameters(const TensorFile &file, const std::string &origin);
+  /// Parameters, optimizer state and the step counter, for --save/--resume.
+  TensorFile checkpoint() const;
+  Status restore(const TensorFile &file, const std::string &origin);
+  TensorFile parameters() const;
+  /// The gradients of the last step (before clipping).
+  TensorFile gradients() const;
+
+  /// Copies a batch in; names, dtypes and shapes must match the inputs.
+  Status setBatch(const Batch &batch);
+  /// One optimizer step on the current batch. A non-finite loss is an error
+  /// and leaves the step counter unchanged.
+  Status step(StepResult &result);
+  /// The loss and the model's further outputs on the current batch.
+  Status evaluate(double &loss, std::vector<Tensor> &outputs);
+
+private:
+  struct Arena;
+  Tensor read(const Arena &arena, const TensorSlot &slot) const;
+  void write(Arena &arena, const TensorSlot &slot, const Tensor &tensor);
+  void call(PackedEntry entry);
+
+  ModelInfo model_;
+  CompiledStep compiled_;
+  std::unique_ptr<Arena> state_, batch_, io_;
+  uint64_t step_ = 0;
+};
+
+} // namespace gacc::rt
+
+#endif // GACC_RUNTIME_TRAINER_H

@@ -1,0 +1,192 @@
+//===- Run.cpp - the `gacc run` training loop -------------------------------===//
+
+#include "Run.h"
+#include "gacc/runtime/Safetensors.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+namespace gacc {
+using namespace rt;
+
+namespace {
+int fail(const std::string &message) {
+  std::cerr << "gacc run: error: " << message << "\n";
+  return 1;
+}
+
+/// Mean loss and accuracy over one pass of `dataset`.
+Status evaluate(Trainer &trainer, Dataset &dataset, double &loss,
+                std::optional<double> &accuracy) {
+  const ModelInfo &model = trainer.model();
+  // Accuracy needs logits [..., C] next to labels [...].
+  const Input *labels = nullptr;
+  if (!model.outputs.empty())
+    for (const Input &input : model.inputs)
+      if (input.kind == InputKind::Labels &&
+          std::vector<int64_t>(model.outputs[0].shape.begin(),
+                               model.outputs[0].shape.end() - 1) ==
+              input.slot.shape)
+        labels = &input;
+  double lossSum = 0;
+  int64_t correct = 0, counted = 0;
+  Batch batch;
+  std::vector<Tensor> outputs;
+  for (uint64_t b = 0; b < dataset.batchesPerEpoch(); ++b) {
+    double batchLoss;
+    if (Status s = dataset.batch(b, batch); !s)
+      return s;
+    if (Status s = trainer.setBatch(batch); !s)
+      return s;
+    if (Status s = trainer.evaluate(batchLoss, outputs); !s)
+      return s;
+    lossSum += batchLoss;
+    if (!labels)
+      continue;
+    const Tensor &logits = outputs[0];
+    const Tensor &truth = batch.at(labels->slot.name);
+    int64_t classes = logits.shape().back();
+    for (int64_t i = 0; i < truth.numElements(); ++i) {
+      double label = loadElement(truth.dtype(), truth.data(), i);
+      if (labels->ignoreIndex && label == *labels->ignoreIndex)
+        continue;
+      int64_t best = 0;
+      for (int64_t c = 1; c < classes; ++c)
+        if (loadElement(logits.dtype(), logits.data(), i * classes + c) >
+            loadElement(logits.dtype(), logits.data(), i * classes + best))
+          best = c;
+      correct += best == static_cast<int64_t>(label);
+      ++counted;
+    }
+  }
+  loss = lossSum / static_cast<double>(dataset.batchesPerEpoch());
+  if (counted)
+    accuracy = static_cast<double>(correct) / counted;
+  return Status();
+}
+
+void printProgress(uint64_t done, uint64_t total, double loss,
+                   double samplesPerSecond) {
+  const int width = 30;
+  int filled = static_cast<int>(width * done / std::max<uint64_t>(total, 1));
+  std::printf("\r[%s%s] %llu/%llu  loss %.4f  %.0f samples/s",
+              std::string(filled, '#').c_str(),
+              std::string(width - filled, '.').c_str(),
+              static_cast<unsigned long long>(done),
+              static_cast<unsigned long long>(total), loss, samplesPerSecond);
+  std::fflush(stdout);
+}
+} // namespace
+
+int runTraining(Trainer &trainer, const RunOptions &options) {
+  const ModelInfo &model = trainer.model();
+  trainer.initialize(options.seed);
+  if (options.lr)
+    trainer.setLearningRate(*options.lr);
+  if (!options.init.empty()) {
+    TensorFile file;
+    if (Status s = readSafetensors(options.init, file); !s)
+      return fail(s.message());
+    if (Status s = trainer.loadParameters(file, options.init); !s)
+      return fail(s.message());
+  }
+  if (!options.resume.empty()) {
+    TensorFile file;
+    if (Status s = readSafetensors(options.resume, file); !s)
+      return fail(s.message());
+    if (Status s = trainer.restore(file, options.resume); !s)
+      return fail(s.message());
+  }
+
+  std::unique_ptr<Dataset> data, evalData;
+  if (options.data.empty()) {
+    data = Dataset::synthetic(model, options.seed);
+  } else if (Status s = Dataset::open(options.data, model, options.seed,
+                                      /*shuffle=*/true, data);
+             !s) {
+    return fail(s.message());
+  }
+  if (!options.evalData.empty())
+    if (Status s = Dataset::open(options.evalData, model, options.seed,
+                                 /*shuffle=*/false, evalData);
+        !s)
+      return fail(s.message());
+
+  std::ofstream metrics;
+  if (!options.metrics.empty()) {
+    metrics.open(options.metrics);
+    if (!metrics)
+      return fail(options.metrics + ": cannot write");
+  }
+
+  bool terminal = ::isatty(STDOUT_FILENO);
+  uint64_t first = trainer.stepCount(), last = first + options.steps;
+  StepResult result;
+  auto start = std::chrono::steady_clock::now();
+  Batch batch;
+  for (uint64_t step = first; step < last; ++step) {
+    auto stepStart = std::chrono::steady_clock::now();
+    if (Status s = data->batch(step, batch); !s)
+      return fail(s.message());
+    if (Status s = trainer.setBatch(batch); !s)
+      return fail(s.message());
+    if (Status s = trainer.step(result); !s)
+      return fail(s.message() + "; nothing was saved");
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - stepStart)
+                         .count();
+    double samplesPerSecond = model.batchSize / seconds;
+    if (step == first && !options.dumpGrads.empty())
+      if (Status s = writeSafetensors(options.dumpGrads, trainer.gradients());
+          !s)
+        return fail(s.message());
+    if (metrics)
+      metrics << "{\"step\": " << step + 1 << ", \"loss\": " << result.loss
+              << ", \"lr\": " << result.lr
+              << ", \"grad_norm\": " << result.gradNorm
+              << ", \"samples_per_s\": " << samplesPerSecond << "}\n";
+    if (terminal)
+      printProgress(step + 1 - first, options.steps, result.loss,
+                    samplesPerSecond);
+    else if ((step + 1) % 10 == 0 || step + 1 == last || step == first)
+      std::printf("step %llu  loss %.6f  grad_norm %.4f  lr %.3g  %.0f "
+                  "samples/s\n",
+                  static_cast<unsigned long long>(step + 1), result.loss,
+                  result.gradNorm, result.lr, samplesPerSecond);
+  }
+  if (terminal)
+    std::printf("\n");
+  double total = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
+  std::printf("trained %llu steps in %.2f s (%.0f samples/s), final loss "
+              "%.6f\n",
+              static_cast<unsigned long long>(options.steps), total,
+              options.steps * model.batchSize / std::max(total, 1e-9),
+              result.loss);
+
+  if (evalData) {
+    double loss;
+    std::optional<double> accuracy;
+    if (Status s = evaluate(trainer, *evalData, loss, accuracy); !s)
+      return fail(s.message());
+    std::printf("eval: loss %.6f", loss);
+    if (accuracy)
+      std::printf("  accuracy %.4f", *accuracy);
+    std::printf("  (%llu batches)\n",
+                static_cast<unsigned long long>(evalData->batchesPerEpoch()));
+  }
+  if (!options.save.empty()) {
+    if (Status s = writeSafetensors(options.save, trainer.checkpoint()); !s)
+      return fail(s.message());
+    std::printf("saved %s (step %llu)\n", options.save.c_str(),
+                static_cast<unsigned long long>(trainer.stepCount()));
+  }
+  return 0;
+}
+
+} // namespace gacc
