@@ -83,10 +83,10 @@ struct TensorMath {
   Value max(Value x, ArrayRef<int64_t> axes, bool keepdims = true) {
     return buildReduceMax(b, loc, x, axes, keepdims);
   }
-  /// Sum over every axis, to a scalar.
+  /// Sum over every axis, to a scalar (a scalar is its own sum).
   Value sumAll(Value x) {
-    return sum(x, trailingAxes(0, cast<RankedTensorType>(x.getType()).getRank()),
-               false);
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+    return rank == 0 ? x : sum(x, trailingAxes(0, rank), false);
   }
 };
 
