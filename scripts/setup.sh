@@ -6,8 +6,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GACC_BUILD_DIR:-$root/build}
 
-packages=(
-  cmake ninja-build g++ ccache python3 git
+packages=(${GACC_EXTRA_PACKAGES:-}
+  cmake ninja-build g++ ccache python3 python3-numpy git
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools   # LLVM/MLIR 22, lit, FileCheck
   nlohmann-json3-dev                                       # runtime: safetensors headers
   libgtest-dev                                             # unit tests
@@ -30,5 +30,6 @@ cmake -G Ninja -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
   -DMLIR_DIR=$llvm/lib/cmake/mlir \
-  -DLLVM_EXTERNAL_LIT=$llvm/bin/lit
+  -DLLVM_EXTERNAL_LIT=$llvm/bin/lit \
+  -DPython3_EXECUTABLE=/usr/bin/python3
 cmake --build "$build" -j "$(nproc)"

@@ -5,7 +5,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GACC_BUILD_DIR:-$root/build}
-"$root/scripts/setup.sh"
+# The suite also needs PyTorch (parity), scikit-learn (the digits data),
+# matplotlib (the plotting script) and OpenBLAS (a fair PyTorch peer).
+GACC_EXTRA_PACKAGES="python3-torch python3-sklearn python3-matplotlib libopenblas0-pthread" \
+  "$root/scripts/setup.sh"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -1,5 +1,6 @@
 # -*- Python -*- lit configuration for gacc.
 import os
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -8,6 +9,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "GACC"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
+config.environment["PYTHONDONTWRITEBYTECODE"] = "1"
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit",
                    "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
@@ -16,6 +18,13 @@ config.test_exec_root = os.path.join(config.gacc_obj_root, "tests")
 config.substitutions.append(("%gacc_src_root", config.gacc_src_root))
 config.substitutions.append(("%gacc_obj_root", config.gacc_obj_root))
 config.substitutions.append(("%python", config.python_executable))
+
+# Debian's python3 has NumPy and PyTorch (scripts/test.sh installs them);
+# the PyTorch parity tests need it.
+config.substitutions.append(("%torch_python", "/usr/bin/python3"))
+if subprocess.call(["/usr/bin/python3", "-c", "import torch"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("torch")
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
