@@ -21,6 +21,7 @@ struct EntryBuilder {
   Location loc;
   const StepLayout &layout;
   Value state, batch, io;
+  DenseMap<std::pair<const void *, int64_t>, Value> tensors;
 
   /// The typed view of `slot` in `arena`.
   Value view(Value arena, const Slot &slot) {
@@ -29,11 +30,15 @@ struct EntryBuilder {
                                 slot.type.getElementType());
     return memref::ViewOp::create(b, loc, type, arena, offset, ValueRange{});
   }
-  /// The current value of `slot`, read in place.
+  /// The value of `slot` at entry, read in place; one tensor per slot,
+  /// since `restrict` promises that no other tensor reads the buffer.
   Value read(Value arena, const Slot &slot) {
-    return bufferization::ToTensorOp::create(
-        b, loc, slot.type, view(arena, slot), /*restrict=*/true,
-        /*writable=*/true);
+    Value &tensor = tensors[{arena.getAsOpaquePointer(), slot.offset}];
+    if (!tensor)
+      tensor = bufferization::ToTensorOp::create(
+          b, loc, slot.type, view(arena, slot), /*restrict=*/true,
+          /*writable=*/true);
+    return tensor;
   }
   /// Writes `value` into `slot` in place.
   void write(Value arena, const Slot &slot, Value value) {
@@ -47,16 +52,12 @@ struct EntryBuilder {
   /// by the slot tensor of its name; returns the mapped return operands.
   SmallVector<Value> inlineModel(func::FuncOp func) {
     IRMapping mapping;
-    llvm::StringMap<Value> slots;
     for (Operation &op : func.getBody().front()) {
       if (auto load = dyn_cast<LoadOp>(op)) {
-        Value &tensor = slots[load.getName()];
-        if (!tensor) {
-          const Slot *slot = layout.state.find(load.getName());
-          tensor = slot ? read(state, *slot)
-                        : read(batch, *layout.batch.find(load.getName()));
-        }
-        mapping.map(load.getResult(), tensor);
+        const Slot *slot = layout.state.find(load.getName());
+        mapping.map(load.getResult(),
+                    slot ? read(state, *slot)
+                         : read(batch, *layout.batch.find(load.getName())));
         continue;
       }
       if (auto ret = dyn_cast<func::ReturnOp>(op))
@@ -138,6 +139,26 @@ void BuildStepPass::runOnOperation() {
   TrainStepOp step = TrainStepOp::find(module, stepName);
   if (!step)
     return signalPassFailure();
+  // Transforms that change numerics or need several processes must not be
+  // silently dropped; the memory-only ones give the same results without.
+  if (step.getEffectivePrecision() != Precision::f32) {
+    step.emitOpError("precision ")
+        << stringifyPrecision(step.getEffectivePrecision())
+        << " is not supported by this build yet: compile with f32";
+    return signalPassFailure();
+  }
+  if (ZeroAttr zero = step.getEffectiveZero();
+      zero.getRanks() != 1 || zero.getStage() != 0) {
+    step.emitOpError("ZeRO sharding over several ranks is not supported by "
+                     "this build yet");
+    return signalPassFailure();
+  }
+  if (step.getAccumulationSteps() != 1)
+    step.emitWarning("micro_batch_size is not applied yet: the step runs the "
+                     "whole batch at once (the same result, more memory)");
+  if (step.getEffectiveRemat().getPolicy() != RematPolicy::none)
+    step.emitWarning("rematerialization is not applied yet: every activation "
+                     "is kept (the same result, more memory)");
   FailureOr<StepLayout> layout = computeStepLayout(step);
   if (failed(layout))
     return signalPassFailure();

@@ -1,0 +1,78 @@
+// RUN: gacc-opt %s -convert-gacc-to-linalg -split-input-file -verify-diagnostics | FileCheck %s
+
+// Broadcasting lives in the indexing maps: the [3] operand reads d1, the
+// stretched [1, 3] one reads (0, d1).
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @add
+func.func @add(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK: arith.addf
+  %y = gacc.add %a, %b : tensor<2x3xf32>, tensor<3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// A transposed, batch-broadcast matmul is one contraction.
+// CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[RHS:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @matmul
+func.func @matmul(%x: tensor<2x3x4xf32>, %w: tensor<5x4xf32>) -> tensor<2x3x5xf32> {
+  // CHECK: linalg.fill
+  // CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+  // CHECK: arith.mulf
+  // CHECK: arith.addf
+  %y = gacc.matmul %x, %w transpose_rhs : tensor<2x3x4xf32>, tensor<5x4xf32> -> tensor<2x3x5xf32>
+  return %y : tensor<2x3x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reduce_max
+func.func @reduce_max(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
+  // CHECK: arith.constant 0xFF800000 : f32
+  // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+  // CHECK: arith.maximumf
+  %y = gacc.reduce_max %x axes = [1] keepdims : tensor<2x3xf32> -> tensor<2x1xf32>
+  return %y : tensor<2x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @shapes
+func.func @shapes(%x: tensor<2x3xf32>) -> (tensor<3x2xf32>, tensor<6xf32>, tensor<1x2xf32>, tensor<4x3xf32>) {
+  // CHECK: linalg.transpose
+  %t = gacc.transpose %x perm = [1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
+  // CHECK: tensor.reshape
+  %r = gacc.reshape %x : tensor<2x3xf32> -> tensor<6xf32>
+  // CHECK: tensor.extract_slice %{{.*}}[1, 1] [1, 2] [1, 1]
+  %s = gacc.slice %x offsets = [1, 1] sizes = [1, 2] : tensor<2x3xf32> -> tensor<1x2xf32>
+  // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[1, 0] [2, 3] [1, 1]
+  %p = gacc.pad %x low = [1, 0] high = [1, 0] : tensor<2x3xf32> -> tensor<4x3xf32>
+  return %t, %r, %s, %p : tensor<3x2xf32>, tensor<6xf32>, tensor<1x2xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// Embedding rows are read with clamped ids.
+// CHECK-LABEL: func.func @embedding
+func.func @embedding(%t: tensor<5x4xf32>, %i: tensor<3xi32>) -> tensor<3x4xf32> {
+  // CHECK: linalg.generic
+  // CHECK: arith.index_cast
+  // CHECK: arith.maxsi
+  // CHECK: arith.minsi
+  // CHECK: tensor.extract %arg0
+  %y = gacc.embedding %t, %i : tensor<5x4xf32>, tensor<3xi32> -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+
+// -----
+
+// Composite ops must be decomposed first.
+func.func @composite(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{failed to legalize operation 'gacc.softmax'}}
+  %y = gacc.softmax %x axis = 1 : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}

@@ -1,0 +1,48 @@
+// RUN: gacc-opt %s -split-input-file -gacc-autodiff -gacc-build-step -verify-diagnostics | FileCheck %s
+
+gacc.param @w : tensor<3x2xf32> = #gacc.init<normal, seed = 1>
+gacc.input @x : tensor<4x2xf32> features
+gacc.input @y : tensor<4xi32> labels
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<4x2xf32>
+  %y = gacc.load @y : tensor<4xi32>
+  %w = gacc.load @w : tensor<3x2xf32>
+  %l = gacc.matmul %x, %w transpose_rhs : tensor<4x2xf32>, tensor<3x2xf32> -> tensor<4x3xf32>
+  %loss = gacc.cross_entropy mean %l, %y : tensor<4x3xf32>, tensor<4xi32>
+  return %loss : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 4 optimizer #gacc.adamw<lr = 0.001> grad_clip_norm 1.0
+
+// Only the entry points remain: the model, declarations and step are gone.
+// CHECK-NOT: gacc.param
+// CHECK-LABEL: func.func @gacc_step
+// CHECK-SAME: (%[[STATE:.*]]: memref<?xi8>, %[[BATCH:.*]]: memref<?xi8>, %[[IO:.*]]: memref<?xi8>) attributes {llvm.emit_c_interface}
+// Inputs are read in place from the batch arena, parameters from the state
+// arena, each through one tensor.
+// CHECK-DAG: %[[X:.*]] = memref.view %[[BATCH]][%{{.*}}][] : memref<?xi8> to memref<4x2xf32>
+// CHECK-DAG: bufferization.to_tensor %[[X]] restrict writable
+// CHECK-DAG: %[[W:.*]] = memref.view %[[STATE]][%{{.*}}][] : memref<?xi8> to memref<3x2xf32>
+// CHECK-DAG: bufferization.to_tensor %[[W]] restrict writable
+// The loss and the global gradient norm go to the io arena.
+// CHECK: bufferization.materialize_in_destination %{{.*}} in restrict writable %{{.*}} : (tensor<f32>, memref<f32>) -> ()
+// CHECK: gacc.sqrt
+// Clipping: min(1, max_norm / (norm + 1e-6)).
+// CHECK: gacc.compare lt
+// AdamW keeps exp_avg and exp_avg_sq and writes the parameter back.
+// CHECK-COUNT-4: bufferization.materialize_in_destination
+// CHECK: return
+// CHECK-LABEL: func.func @gacc_eval
+// CHECK-NOT: gacc.sqrt
+// CHECK: return
+// CHECK-NOT: gacc.train_step
+
+// -----
+
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @+1 {{precision f16 is not supported by this build yet: compile with f32}}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> precision f16

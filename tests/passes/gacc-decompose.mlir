@@ -1,0 +1,53 @@
+// RUN: gacc-opt %s -gacc-decompose | FileCheck %s
+
+// CHECK-LABEL: func.func @softmax
+func.func @softmax(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  // CHECK: %[[M:.*]] = gacc.reduce_max %arg0 axes = [1] keepdims : tensor<4x10xf32> -> tensor<4x1xf32>
+  // CHECK: %[[Z:.*]] = gacc.sub %arg0, %[[M]] : tensor<4x10xf32>, tensor<4x1xf32>
+  // CHECK: %[[E:.*]] = gacc.exp %[[Z]]
+  // CHECK: %[[S:.*]] = gacc.reduce_sum %[[E]] axes = [1] keepdims
+  // CHECK: gacc.div %[[E]], %[[S]] : tensor<4x10xf32>, tensor<4x1xf32>
+  // CHECK-NOT: gacc.softmax
+  %y = gacc.softmax %x axis = 1 : tensor<4x10xf32>
+  return %y : tensor<4x10xf32>
+}
+
+// Token-mean cross-entropy divides by the number of non-ignored targets,
+// counted from the one-hot rows.
+// CHECK-LABEL: func.func @token_mean
+func.func @token_mean(%l: tensor<2x3x5xf32>, %t: tensor<2x3xi32>) -> tensor<f32> {
+  // CHECK: %[[OH:.*]] = gacc.one_hot %arg1 : tensor<2x3xi32> -> tensor<2x3x5xf32>
+  // CHECK: %[[P:.*]] = gacc.mul %[[OH]], %{{.*}} : tensor<2x3x5xf32>, tensor<2x3x5xf32>
+  // CHECK: %[[PICKED:.*]] = gacc.reduce_sum %[[P]] axes = [0, 1, 2] : tensor<2x3x5xf32> -> tensor<f32>
+  // CHECK: %[[COUNT:.*]] = gacc.reduce_sum %[[OH]] axes = [0, 1, 2] : tensor<2x3x5xf32> -> tensor<f32>
+  // CHECK: %[[Q:.*]] = gacc.div %[[PICKED]], %[[COUNT]]
+  // CHECK: gacc.neg %[[Q]]
+  %loss = gacc.cross_entropy token_mean %l, %t ignore_index = -100 : tensor<2x3x5xf32>, tensor<2x3xi32>
+  return %loss : tensor<f32>
+}
+
+// Mean cross-entropy divides by the examples (dimension 0).
+// CHECK-LABEL: func.func @mean
+func.func @mean(%l: tensor<2x3x5xf32>, %t: tensor<2x3xi32>) -> tensor<f32> {
+  // CHECK: %[[TWO:.*]] = gacc.constant dense<2.000000e+00> : tensor<f32>
+  // CHECK: gacc.div %{{.*}}, %[[TWO]]
+  %loss = gacc.cross_entropy mean %l, %t : tensor<2x3x5xf32>, tensor<2x3xi32>
+  return %loss : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @layer_norm
+func.func @layer_norm(%x: tensor<2x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
+  // CHECK: gacc.reduce_sum %arg0 axes = [1] keepdims
+  // CHECK: gacc.rsqrt
+  // CHECK-NOT: gacc.layer_norm
+  %y = gacc.layer_norm %x, %g, %b : tensor<2x4xf32>, tensor<4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func.func @gelu_tanh
+func.func @gelu_tanh(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: gacc.constant dense<4.471500e-02>
+  // CHECK: gacc.tanh
+  %y = gacc.gelu %x approximation = tanh : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
