@@ -22,6 +22,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "compiler/Pipelines.h"
 #include "compiler/conversion/Passes.h"
+#include "compiler/target/cpu/Passes.h"
 #include "passes/Passes.h"
 
 void mlir::gacc::registerAllDialects(mlir::DialectRegistry &registry) {
@@ -46,5 +47,6 @@ void mlir::gacc::registerAllPasses() {
   mlir::registerTransformsPasses();
   registerGaccPasses();
   registerGaccConversionPasses();
+  registerGaccCpuPasses();
   registerPipelines();
 }

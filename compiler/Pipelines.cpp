@@ -2,6 +2,7 @@
 
 #include "compiler/Pipelines.h"
 #include "compiler/conversion/Passes.h"
+#include "compiler/target/cpu/Passes.h"
 #include "passes/Passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -42,6 +43,7 @@ void gacc::buildCpuCodegenPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  pm.addPass(createMatmulToCall());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -9,7 +9,7 @@ build=${GACC_BUILD_DIR:-$root/build}
 packages=(${GACC_EXTRA_PACKAGES:-}
   cmake ninja-build g++ ccache python3 python3-numpy git
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools   # LLVM/MLIR 22, lit, FileCheck
-  nlohmann-json3-dev                                       # runtime: safetensors headers
+  nlohmann-json3-dev libopenblas-dev                       # runtime: safetensors, BLAS
   libgtest-dev                                             # unit tests
 )
 missing=()

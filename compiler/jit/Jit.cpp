@@ -11,7 +11,12 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
+// Runtime functions compiled code calls (runtime/src/cpu).
 extern "C" void memrefCopy(int64_t, void *, void *);
+extern "C" void gacc_cpu_matmul_f32(int64_t, void *, int64_t, void *, int64_t,
+                                    void *, int32_t, int32_t);
+extern "C" void gacc_cpu_matmul_f64(int64_t, void *, int64_t, void *, int64_t,
+                                    void *, int32_t, int32_t);
 
 using namespace mlir;
 using namespace mlir::gacc;
@@ -47,12 +52,15 @@ FailureOr<JitStep> mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepNam
     std::string message = llvm::toString(engine.takeError());
     return module.emitError("JIT compilation failed: ") << message;
   }
-  // The runtime's strided copy, which lowered memref.copy calls.
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
-    symbols[interner("memrefCopy")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
-        llvm::JITSymbolFlags::Exported};
+    auto add = [&](const char *name, auto *function) {
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(function),
+                                 llvm::JITSymbolFlags::Exported};
+    };
+    add("memrefCopy", &memrefCopy);
+    add("gacc_cpu_matmul_f32", &gacc_cpu_matmul_f32);
+    add("gacc_cpu_matmul_f64", &gacc_cpu_matmul_f64);
     return symbols;
   });
   (*engine)->initialize();

@@ -1,0 +1,106 @@
+//===- Matmul.cpp - the matmul kernel compiled CPU code calls ---------------===//
+//
+// Compiled steps call gacc_cpu_matmul_<type> for every matmul (see
+// compiler/target/cpu/MatmulToCall.cpp): C += op(A) · op(B) over broadcast
+// batch dimensions, on MLIR unranked memref descriptors. Row-major matrices
+// with unit inner stride go to OpenBLAS (threaded); anything else takes a
+// plain loop, so every layout is correct.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cblas.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace {
+/// A ranked memref descriptor: allocated, aligned, offset, sizes, strides.
+template <typename T> struct View {
+  int64_t rank;
+  T *data;
+  const int64_t *sizes;
+  const int64_t *strides;
+
+  View(int64_t rank, void *descriptor) : rank(rank) {
+    auto *fields = static_cast<int64_t *>(descriptor);
+    data = reinterpret_cast<T *>(fields[1]) + fields[2];
+    sizes = fields + 3;
+    strides = fields + 3 + rank;
+  }
+  int64_t size(int64_t fromEnd) const { return sizes[rank - fromEnd]; }
+  int64_t stride(int64_t fromEnd) const { return strides[rank - fromEnd]; }
+  /// The offset of batch index `index` (C's batch dimensions), broadcasting
+  /// this view's leading dimensions.
+  int64_t batchOffset(const std::vector<int64_t> &index) const {
+    int64_t offset = 0, batchRank = rank - 2, lead = index.size() - batchRank;
+    for (int64_t d = 0; d < batchRank; ++d)
+      if (sizes[d] != 1)
+        offset += index[lead + d] * strides[d];
+    return offset;
+  }
+};
+
+void gemm(const float *a, const float *b, float *c, bool ta, bool tb,
+          int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+          int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
+              1.0f, c, ldc);
+}
+
+void gemm(const double *a, const double *b, double *c, bool ta, bool tb,
+          int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+          int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
+              tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb,
+              1.0, c, ldc);
+}
+
+template <typename T>
+void matmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
+            int64_t rankC, void *descC, int32_t ta, int32_t tb) {
+  View<T> a(rankA, descA), b(rankB, descB), c(rankC, descC);
+  int64_t m = c.size(2), n = c.size(1), k = ta ? a.size(2) : a.size(1);
+  bool blas = a.stride(1) == 1 && b.stride(1) == 1 && c.stride(1) == 1;
+  std::vector<int64_t> index(rankC - 2, 0);
+  while (true) {
+    const T *pa = a.data + a.batchOffset(index);
+    const T *pb = b.data + b.batchOffset(index);
+    T *pc = c.data + c.batchOffset(index);
+    if (blas) {
+      gemm(pa, pb, pc, ta, tb, m, n, k, a.stride(2), b.stride(2), c.stride(2));
+    } else {
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          T sum = 0;
+          for (int64_t p = 0; p < k; ++p)
+            sum += pa[ta ? p * a.stride(2) + i * a.stride(1)
+                         : i * a.stride(2) + p * a.stride(1)] *
+                   pb[tb ? j * b.stride(2) + p * b.stride(1)
+                         : p * b.stride(2) + j * b.stride(1)];
+          pc[i * c.stride(2) + j * c.stride(1)] += sum;
+        }
+    }
+    int64_t d = static_cast<int64_t>(index.size()) - 1;
+    for (; d >= 0; --d) {
+      if (++index[d] < c.sizes[d])
+        break;
+      index[d] = 0;
+    }
+    if (d < 0)
+      return;
+  }
+}
+} // namespace
+
+extern "C" void gacc_cpu_matmul_f32(int64_t rankA, void *a, int64_t rankB,
+                                    void *b, int64_t rankC, void *c,
+                                    int32_t transposeA, int32_t transposeB) {
+  matmul<float>(rankA, a, rankB, b, rankC, c, transposeA, transposeB);
+}
+
+extern "C" void gacc_cpu_matmul_f64(int64_t rankA, void *a, int64_t rankB,
+                                    void *b, int64_t rankC, void *c,
+                                    int32_t transposeA, int32_t transposeB) {
+  matmul<double>(rankA, a, rankB, b, rankC, c, transposeA, transposeB);
+}
