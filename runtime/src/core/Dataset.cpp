@@ -184,18 +184,22 @@ private:
       // A fixed linear teacher: label = argmax(W·x).
       const Tensor &x = batch.at(features->slot.name);
       int64_t rows = input.slot.shape[0], width = x.numElements() / rows;
-      Random teacher(mixSeeds(seed_, 0x7eac4e5));
-      std::vector<double> weights(classes * width);
-      for (double &w : weights)
-        w = teacher.normal();
+      if (teacher_.size() != static_cast<size_t>(classes * width)) {
+        Random random(mixSeeds(seed_, 0x7eac4e5));
+        teacher_.resize(classes * width);
+        for (double &w : teacher_)
+          w = random.normal();
+      }
+      std::vector<double> row(width);
       for (int64_t r = 0; r < rows && r < count; ++r) {
+        for (int64_t j = 0; j < width; ++j)
+          row[j] = loadElement(x.dtype(), x.data(), r * width + j);
         int64_t best = 0;
         double bestScore = -INFINITY;
         for (int64_t c = 0; c < classes; ++c) {
           double score = 0;
           for (int64_t j = 0; j < width; ++j)
-            score += weights[c * width + j] *
-                     loadElement(x.dtype(), x.data(), r * width + j);
+            score += teacher_[c * width + j] * row[j];
           if (score > bestScore)
             bestScore = score, best = c;
         }
@@ -211,6 +215,7 @@ private:
 
   const ModelInfo &model_;
   uint64_t seed_;
+  std::vector<double> teacher_; ///< [classes, features], drawn once
 };
 } // namespace
 

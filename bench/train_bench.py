@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""Training-step throughput of gacc against PyTorch eager, in one run.
+
+For examples/mlp.mlir (batch 64) and examples/gpt_mini.mlir (batch 16):
+samples/s of a full step (forward, backward, AdamW) for gacc (`gacc run`,
+synthetic data, JIT) and PyTorch eager with the same model, batch and thread
+count, their ratio, and each one's model FLOP utilization against the sgemm
+rate this machine measures now.
+
+usage: bench/train_bench.py [--gacc build/bin/gacc] [--threads 2] [--steps 60]
+Needs Debian's python3-torch and libopenblas0-pthread (without OpenBLAS,
+torch uses the reference BLAS and any ratio is meaningless).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "e2e"))
+import parity  # noqa: E402  (the PyTorch versions of the examples)
+
+
+def sgemm_gflops(n=1024, repeats=10):
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        torch.mm(a, b)
+    return 2 * n ** 3 * repeats / (time.perf_counter() - start) / 1e9
+
+
+def mlp_flops(batch):
+    return 3 * 2 * batch * (784 * 256 + 256 * 10)
+
+
+def gpt_flops(batch):
+    V, T, C, H, L = parity.V, parity.T, parity.C, parity.H, parity.L
+    per_layer = (2 * batch * T * C * 3 * C + 2 * 2 * batch * T * T * C
+                 + 2 * batch * T * C * C + 2 * 2 * batch * T * C * 4 * C)
+    return 3 * (L * per_layer + 2 * batch * T * C * V)
+
+
+def torch_samples_per_s(make_params, make_batch, loss_fn, batch, steps,
+                        adamw, clip):
+    params = {k: v.clone().requires_grad_(True)
+              for k, v in make_params().items()}
+    data = make_batch()
+    optimizer = torch.optim.AdamW(list(params.values()), **adamw)
+
+    def step():
+        optimizer.zero_grad()
+        loss_fn(params, data).backward()
+        if clip:
+            torch.nn.utils.clip_grad_norm_(list(params.values()), clip)
+        optimizer.step()
+
+    for _ in range(5):
+        step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return batch * steps / (time.perf_counter() - start)
+
+
+def gacc_samples_per_s(gacc, model, steps, threads):
+    with tempfile.TemporaryDirectory() as work:
+        metrics = os.path.join(work, "m.jsonl")
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
+        subprocess.run([gacc, "run", model, f"--steps={steps + 5}",
+                        f"--metrics={metrics}"], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
+        rates = [json.loads(line)["samples_per_s"] for line in open(metrics)]
+    return statistics.median(rates[5:])
+
+
+def main():
+    root = os.path.join(os.path.dirname(__file__), "..")
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--gacc", default=os.path.join(root, "build/bin/gacc"))
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--steps", type=int, default=60)
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    peak = sgemm_gflops()
+    print(f"torch {torch.__version__}, {a.threads} threads, "
+          f"sgemm {peak:.0f} GFLOP/s (1024^3)")
+    print(f"{'model':10} {'batch':>5} {'gacc/s':>9} {'torch/s':>9} "
+          f"{'ratio':>6} {'gacc MFU':>9} {'torch MFU':>9}")
+    for name, file, batch, flops in (("mlp", "mlp.mlir", 64, mlp_flops),
+                                     ("gpt_mini", "gpt_mini.mlir", 16,
+                                      gpt_flops)):
+        _, make_params, make_batch, loss_fn, adamw, clip = \
+            parity.MODELS["mlp" if name == "mlp" else "gpt"]
+        ours = gacc_samples_per_s(a.gacc, os.path.join(root, "examples", file),
+                                  a.steps, a.threads)
+        theirs = torch_samples_per_s(make_params, make_batch, loss_fn, batch,
+                                     a.steps, adamw, clip)
+        per_sample = flops(batch) / batch / 1e9
+        print(f"{name:10} {batch:5d} {ours:9.0f} {theirs:9.0f} "
+              f"{ours / theirs:6.2f} {ours * per_sample / peak:9.1%} "
+              f"{theirs * per_sample / peak:9.1%}")
+
+
+if __name__ == "__main__":
+    main()
