@@ -29,8 +29,8 @@ void gacc::buildTrainingPipeline(OpPassManager &pm,
 void gacc::buildGaccToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createConvertGaccToLinalg());
   // Elementwise chains (optimizer updates, activations, their derivatives)
-  // become single loops.
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  // become single loops; matmuls stay whole for BLAS.
+  pm.addPass(createFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

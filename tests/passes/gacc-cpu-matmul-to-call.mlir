@@ -14,7 +14,7 @@ func.func @marked(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memref<4x5xf32>)
   // CHECK-DAG: %[[YES:.*]] = arith.constant 1 : i32
   // CHECK: call @gacc_cpu_matmul_f32(%[[A]], %[[B]], %[[C]], %[[NO]], %[[YES]])
   // CHECK-NOT: linalg.generic
-  linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"], gacc.matmul = {transpose_rhs}}
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : memref<4x3xf32>, memref<5x3xf32>) outs(%c : memref<4x5xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
@@ -24,16 +24,30 @@ func.func @marked(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memref<4x5xf32>)
   return
 }
 
-// Unmarked contractions and other element types keep their loops.
-// CHECK-LABEL: func.func @unmarked
-func.func @unmarked(%a: memref<4x3xf16>, %b: memref<5x3xf16>, %c: memref<4x5xf16>) {
+// Other element types keep their loops.
+// CHECK-LABEL: func.func @half
+func.func @half(%a: memref<4x3xf16>, %b: memref<5x3xf16>, %c: memref<4x5xf16>) {
   // CHECK: linalg.generic
-  linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"], gacc.matmul = {transpose_rhs}}
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : memref<4x3xf16>, memref<5x3xf16>) outs(%c : memref<4x5xf16>) {
   ^bb0(%x: f16, %y: f16, %acc: f16):
     %p = arith.mulf %x, %y : f16
     %s = arith.addf %acc, %p : f16
     linalg.yield %s : f16
+  }
+  return
+}
+
+// A reduction that is not a matmul body stays a loop.
+// CHECK-LABEL: func.func @not_a_product
+func.func @not_a_product(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memref<4x5xf32>) {
+  // CHECK: linalg.generic
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<4x3xf32>, memref<5x3xf32>) outs(%c : memref<4x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.addf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
   }
   return
 }

@@ -102,15 +102,6 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
               b, nestedLoc,
               arith::AddFOp::create(b, nestedLoc, args[2], product).getResult());
         });
-    // Marked so that targets can hand the contraction to a tuned kernel.
-    SmallVector<NamedAttribute> flags;
-    if (op.getTransposeLhs())
-      flags.push_back(rewriter.getNamedAttr("transpose_lhs",
-                                            rewriter.getUnitAttr()));
-    if (op.getTransposeRhs())
-      flags.push_back(rewriter.getNamedAttr("transpose_rhs",
-                                            rewriter.getUnitAttr()));
-    generic->setAttr("gacc.matmul", rewriter.getDictionaryAttr(flags));
     rewriter.replaceOp(op, generic.getResult(0));
     return success();
   }

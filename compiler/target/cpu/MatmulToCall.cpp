@@ -15,13 +15,15 @@ namespace {
 struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<linalg::GenericOp> matmuls;
+    SmallVector<std::pair<linalg::GenericOp, MatmulShape>> matmuls;
     module.walk([&](linalg::GenericOp op) {
-      if (op->hasAttr(kMatmulAttrName) && op.hasPureBufferSemantics())
-        matmuls.push_back(op);
+      if (!op.hasPureBufferSemantics())
+        return;
+      if (std::optional<MatmulShape> shape = matchMatmul(op))
+        matmuls.push_back({op, *shape});
     });
     OpBuilder b(module.getContext());
-    for (linalg::GenericOp op : matmuls) {
+    for (auto [op, shape] : matmuls) {
       auto out = cast<MemRefType>(op.getDpsInits()[0].getType());
       Type element = out.getElementType();
       std::string name;
@@ -44,14 +46,13 @@ struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> 
       }
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
-      auto flags = cast<DictionaryAttr>(op->getAttr(kMatmulAttrName));
       SmallVector<Value> args;
       for (Value operand : {op.getDpsInputs()[0], op.getDpsInputs()[1],
                             op.getDpsInits()[0]})
         args.push_back(memref::CastOp::create(b, loc, unranked, operand));
-      for (StringRef flag : {"transpose_lhs", "transpose_rhs"})
-        args.push_back(arith::ConstantIntOp::create(
-            b, loc, b.getI32Type(), flags.contains(flag) ? 1 : 0));
+      for (bool transposed : {shape.transposeLhs, shape.transposeRhs})
+        args.push_back(
+            arith::ConstantIntOp::create(b, loc, b.getI32Type(), transposed));
       func::CallOp::create(b, loc, callee, args);
       op.erase();
     }

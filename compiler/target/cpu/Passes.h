@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Pass/Pass.h"
 
@@ -15,9 +16,15 @@ namespace mlir::gacc {
 #define GEN_PASS_REGISTRATION
 #include "compiler/target/cpu/Passes.h.inc"
 
-/// The attribute convert-gacc-to-linalg puts on matmul contractions: a
-/// dictionary with unit entries `transpose_lhs` and `transpose_rhs`.
-inline constexpr llvm::StringLiteral kMatmulAttrName = "gacc.matmul";
+struct MatmulShape {
+  bool transposeLhs, transposeRhs;
+};
+
+/// Recognizes the contraction convert-gacc-to-linalg emits for gacc.matmul
+/// (on tensors or buffers): loops (batch..., m, n, k) with k the only
+/// reduction, C[batch..., m, n] += A[batch..., m|k, k|m] * B[batch..., k|n,
+/// n|k], batch dimensions looped or broadcast. Returns the transposes.
+std::optional<MatmulShape> matchMatmul(linalg::GenericOp op);
 
 } // namespace mlir::gacc
 

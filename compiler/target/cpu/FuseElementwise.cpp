@@ -1,0 +1,41 @@
+//===- FuseElementwise.cpp - elementwise fusion that keeps matmuls whole ----===//
+
+#include "compiler/target/cpu/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::gacc {
+#define GEN_PASS_DEF_FUSEELEMENTWISE
+#include "compiler/target/cpu/Passes.h.inc"
+} // namespace mlir::gacc
+
+using namespace mlir;
+
+namespace {
+struct FuseElementwisePass
+    : public gacc::impl::FuseElementwiseBase<FuseElementwisePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    // As linalg-fuse-elementwise-ops: fuse producers with one use (never
+    // recompute a shared value), but never into a matmul.
+    linalg::ControlFusionFn control = [](OpOperand *fused) {
+      Operation *producer = fused->get().getDefiningOp();
+      auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
+      return producer && producer->hasOneUse() &&
+             !(consumer && gacc::matchMatmul(consumer));
+    };
+    MLIRContext *context = &getContext();
+    linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
+    context->getLoadedDialect<linalg::LinalgDialect>()
+        ->getCanonicalizationPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.setUseTopDownTraversal(true);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config)))
+      signalPassFailure();
+  }
+};
+} // namespace
