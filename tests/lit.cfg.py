@@ -22,9 +22,11 @@ config.substitutions.append(("%python", config.python_executable))
 # Debian's python3 has NumPy and PyTorch (scripts/test.sh installs them);
 # the PyTorch parity tests need it.
 config.substitutions.append(("%torch_python", "/usr/bin/python3"))
-if subprocess.call(["/usr/bin/python3", "-c", "import torch"],
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
-    config.available_features.add("torch")
+for module in ("torch", "sklearn"):
+    if subprocess.call(["/usr/bin/python3", "-c", f"import {module}"],
+                       stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL) == 0:
+        config.available_features.add(module)
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
