@@ -76,6 +76,7 @@ rt::ModelInfo mlir::gacc::describeStep(TrainStepOp step, const StepLayout &layou
   info.hyper = slotOf(*layout.io.find("hyper"));
   info.loss = slotOf(*layout.io.find("loss"));
   info.gradNorm = slotOf(*layout.io.find("grad_norm"));
+  info.step = slotOf(*layout.io.find("step"));
   for (const Slot &slot : layout.io.slots)
     if (StringRef(slot.name).starts_with("output."))
       info.outputs.push_back(slotOf(slot));

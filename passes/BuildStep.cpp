@@ -50,9 +50,26 @@ struct EntryBuilder {
 
   /// Clones the straight-line body of `func` with every gacc.load replaced
   /// by the slot tensor of its name; returns the mapped return operands.
-  SmallVector<Value> inlineModel(func::FuncOp func) {
+  /// With `training`, dropout draws its mask from the step counter;
+  /// otherwise it is skipped (evaluation, as model.eval()).
+  SmallVector<Value> inlineModel(func::FuncOp func, bool training) {
     IRMapping mapping;
+    Value counter;
     for (Operation &op : func.getBody().front()) {
+      if (auto dropout = dyn_cast<DropoutOp>(op)) {
+        Value input = mapping.lookup(dropout.getInput());
+        if (!training) {
+          mapping.map(dropout.getResult(), input);
+          continue;
+        }
+        if (!counter)
+          counter = read(io, *layout.io.find("step"));
+        mapping.map(dropout.getResult(),
+                    DropoutOp::create(b, dropout.getLoc(), input.getType(),
+                                      input, counter, dropout.getRateAttr(),
+                                      dropout.getSeedAttr()));
+        continue;
+      }
       if (auto load = dyn_cast<LoadOp>(op)) {
         const Slot *slot = layout.state.find(load.getName());
         mapping.map(load.getResult(),
@@ -177,7 +194,7 @@ void BuildStepPass::runOnOperation() {
   func::FuncOp stepFunc = createEntry(b, module, "gacc_step");
   EntryBuilder entry{b, loc, *layout, stepFunc.getArgument(0),
                      stepFunc.getArgument(1), stepFunc.getArgument(2)};
-  SmallVector<Value> results = entry.inlineModel(grad);
+  SmallVector<Value> results = entry.inlineModel(grad, /*training=*/true);
   size_t numOutputs = model.getNumResults();
   ArrayRef<Value> grads = ArrayRef<Value>(results).drop_front(numOutputs);
   entry.writeOutputs(ArrayRef<Value>(results).take_front(numOutputs));
@@ -218,7 +235,7 @@ void BuildStepPass::runOnOperation() {
   func::FuncOp evalFunc = createEntry(b, module, "gacc_eval");
   EntryBuilder evalEntry{b, loc, *layout, evalFunc.getArgument(0),
                          evalFunc.getArgument(1), evalFunc.getArgument(2)};
-  evalEntry.writeOutputs(evalEntry.inlineModel(model));
+  evalEntry.writeOutputs(evalEntry.inlineModel(model, /*training=*/false));
   func::ReturnOp::create(b, loc);
 
   // Only the entry points remain.

@@ -63,6 +63,8 @@ FailureOr<StepLayout> gacc::computeStepLayout(TrainStepOp step) {
   func::FuncOp model = step.getModelFunc();
   layout.io.add("loss", cast<RankedTensorType>(model.getResultTypes()[0]));
   layout.io.add("grad_norm", scalar);
+  layout.io.add("step", RankedTensorType::get({}, IntegerType::get(
+                                                      step.getContext(), 64)));
   for (auto [i, type] : llvm::enumerate(model.getResultTypes().drop_front()))
     if (auto tensor = dyn_cast<RankedTensorType>(type))
       layout.io.add("output." + std::to_string(i + 1), tensor);

@@ -46,8 +46,9 @@ struct StepLayout {
   ArenaLayout state;
   /// Inputs by name.
   ArenaLayout batch;
-  /// "hyper" (kHyperCount scalars), "loss", "grad_norm", then the model's
-  /// further results as "output.<i>".
+  /// "hyper" (kHyperCount scalars), "loss", "grad_norm", "step" (the step
+  /// counter, i64, which seeds dropout), then the model's further results as
+  /// "output.<i>".
   ArenaLayout io;
   /// The optimizer's state slot names, in order.
   SmallVector<std::string> optimizerSlots;

@@ -250,21 +250,34 @@ def Gacc_CompareOp : Gacc_Op<"compare", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Gacc_DropoutOp : Gacc_Op<"dropout", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>, SameOperandsAndResultType]> {
+def Gacc_CounterTensor : 0DTensorOf<[I64]>,
+    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getI64Type())">;
+
+def Gacc_DropoutOp : Gacc_Op<"dropout", [Pure,
+    DeclareOpInterfaceMethods<Gacc_VJPOpInterface>,
+    AllTypesMatch<["input", "result"]>]> {
   let summary = "Inverted dropout with an explicit seed";
   let description = [{
     Zeroes each element with probability `rate` and scales the others by
-    `1/(1-rate)`. The mask is a pure function of `seed`, the step counter and
-    the element index, so a recomputation draws the same bits.
+    `1/(1-rate)`. The mask is a pure function of `seed`, the `counter` (the
+    step counter, which `gacc-build-step` supplies; 0 when absent) and the
+    element's row-major index, so a recomputation draws the same bits and a
+    resumed run the same masks. Evaluation (`gacc_eval`) skips dropout, as
+    `model.eval()` does in PyTorch.
 
     ```mlir
     %y = gacc.dropout %x rate = 1.000000e-01 seed = 17 : tensor<16x64x128xf32>
+    %z = gacc.dropout %x counter %step rate = 1.000000e-01 seed = 17 : tensor<16x64x128xf32>
     ```
   }];
-  let arguments = (ins Gacc_FloatTensor:$input, F64Attr:$rate, I64Attr:$seed);
+  let arguments = (ins Gacc_FloatTensor:$input,
+                       Optional<Gacc_CounterTensor>:$counter, F64Attr:$rate,
+                       I64Attr:$seed);
   let results = (outs Gacc_FloatTensor:$result);
-  let assemblyFormat =
-      "$input `rate` `=` $rate `seed` `=` $seed attr-dict `:` type($input)";
+  let assemblyFormat = [{
+    $input (`counter` $counter^)? `rate` `=` $rate `seed` `=` $seed attr-dict
+    `:` type($input)
+  }];
   let hasVerifier = 1;
 }
 

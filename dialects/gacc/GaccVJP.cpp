@@ -135,7 +135,8 @@ LogicalResult GeluOp::buildVJP(OpBuilder &b, Value dy,
 LogicalResult DropoutOp::buildVJP(OpBuilder &b, Value dy,
                                   SmallVectorImpl<Value> &grads) {
   // The same mask and scale: the mask depends only on seed, step and index.
-  grads.push_back(DropoutOp::create(b, getLoc(), dy, getRateAttr(),
+  grads.push_back(DropoutOp::create(b, getLoc(), dy.getType(), dy,
+                                    getCounter(), getRateAttr(),
                                     getSeedAttr()));
   return success();
 }

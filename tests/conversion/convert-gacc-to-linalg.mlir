@@ -76,3 +76,19 @@ func.func @composite(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %y = gacc.softmax %x axis = 1 : tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
+
+// -----
+
+// Dropout hashes (seed, counter, row-major index) with splitmix64 and keeps
+// the element when the top 24 bits clear rate * 2^24.
+// CHECK-LABEL: func.func @dropout
+func.func @dropout(%x: tensor<2x3xf32>, %step: tensor<i64>) -> tensor<2x3xf32> {
+  // CHECK: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<2x3xf32>, tensor<i64>)
+  // CHECK: arith.constant -7046029254386353131 : i64
+  // CHECK: arith.shrui
+  // CHECK: arith.cmpi uge, %{{.*}}, %c4194304_i64
+  // CHECK: arith.constant 1.33333337 : f32
+  // CHECK: arith.select
+  %y = gacc.dropout %x counter %step rate = 0.25 seed = 3 : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}

@@ -158,3 +158,10 @@ gacc.train_step @full model @model batch_size 2 micro_batch_size 1
     optimizer #gacc.adamw<lr = 1.0e-3, beta1 = 0.8, beta2 = 0.99, eps = 1.0e-6, weight_decay = 0.0>
     schedule #gacc.warmup_cosine<warmup_steps = 10, total_steps = 100, min_lr = 1.0e-5>
     grad_clip_norm 1.0 precision bf16 remat #gacc.remat<sqrt> zero #gacc.zero<stage = 3, ranks = 2>
+
+// CHECK-LABEL: func.func @dropout_counter
+func.func @dropout_counter(%x: tensor<4xf32>, %c: tensor<i64>) -> tensor<4xf32> {
+  // CHECK: gacc.dropout %{{.*}} counter %{{.*}} rate = 5.000000e-01 seed = 2 : tensor<4xf32>
+  %y = gacc.dropout %x counter %c rate = 0.5 seed = 2 : tensor<4xf32>
+  return %y : tensor<4xf32>
+}

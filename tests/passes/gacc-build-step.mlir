@@ -46,3 +46,25 @@ func.func @m() -> tensor<f32> {
 }
 // expected-error @+1 {{precision f16 is not supported by this build yet: compile with f32}}
 gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> precision f16
+
+// -----
+
+// Training draws dropout masks from the step counter in the io arena; the
+// eval entry point skips dropout.
+gacc.param @w : tensor<4xf32> = #gacc.init<ones>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<4xf32>
+  %d = gacc.dropout %w rate = 0.5 seed = 1 : tensor<4xf32>
+  %l = gacc.reduce_sum %d axes = [0] : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1>
+// CHECK-LABEL: func.func @gacc_step
+// CHECK: %[[STEP_VIEW:.*]] = memref.view %arg2[%{{.*}}][] : memref<?xi8> to memref<i64>
+// CHECK: %[[STEP:.*]] = bufferization.to_tensor %[[STEP_VIEW]]
+// CHECK: gacc.dropout %{{.*}} counter %[[STEP]] rate = 5.000000e-01 seed = 1
+// The backward pass reuses the mask: same counter, rate and seed.
+// CHECK: gacc.dropout %{{.*}} counter %[[STEP]] rate = 5.000000e-01 seed = 1
+// CHECK-LABEL: func.func @gacc_eval
+// CHECK-NOT: gacc.dropout
+// CHECK: return

@@ -257,3 +257,61 @@ INSTANTIATE_TEST_SUITE_P(EveryOp, Gradcheck, ::testing::ValuesIn(cases()),
                            return std::string(info.param.name);
                          });
 } // namespace
+
+namespace {
+/// The gradient of sum(dropout(p) * r) is r / (1 - rate) where p survives
+/// and 0 where it is dropped: it shows the mask of each step.
+std::vector<double> dropoutScales(rt::Trainer &trainer, uint64_t steps) {
+  auto data = rt::Dataset::synthetic(trainer.model(), 5);
+  rt::Batch batch;
+  rt::StepResult result;
+  for (uint64_t s = 0; s < steps; ++s) {
+    EXPECT_TRUE(data->batch(s, batch).ok());
+    EXPECT_TRUE(trainer.setBatch(batch).ok());
+    EXPECT_TRUE(trainer.step(result).ok());
+  }
+  rt::TensorFile grads = trainer.gradients();
+  const rt::Tensor &grad = grads.tensors.at("p");
+  const rt::Tensor &r = batch.at("r");
+  std::vector<double> scales;
+  for (int64_t i = 0; i < grad.numElements(); ++i)
+    scales.push_back(grad.dataAs<double>()[i] / r.dataAs<double>()[i]);
+  return scales;
+}
+
+TEST(Dropout, MaskRateScaleAndStepDependence) {
+  GradCase c{"dropout", param("p", "tensor<64x64xf64>", 1),
+             "  %p = gacc.load @p : tensor<64x64xf64>\n"
+             "  %y = gacc.dropout %p rate = 0.25 seed = 9 : tensor<64x64xf64>\n",
+             "tensor<64x64xf64>", 64};
+  mlir::DialectRegistry registry;
+  mlir::gacc::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto compile = [&] {
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(buildModule(c),
+                                                          &context);
+    auto jit = mlir::gacc::jitCompileStep(*module, "");
+    EXPECT_TRUE(mlir::succeeded(jit));
+    return std::make_unique<rt::Trainer>(std::move(jit->model),
+                                         std::move(jit->compiled));
+  };
+  auto first = compile(), second = compile();
+  first->initialize(1);
+  second->initialize(1);
+  std::vector<double> step1 = dropoutScales(*first, 1);
+  std::vector<double> step2 = dropoutScales(*first, 1); // the next step
+  std::vector<double> again = dropoutScales(*second, 1);
+  int dropped = 0, differ = 0;
+  for (size_t i = 0; i < step1.size(); ++i) {
+    ASSERT_TRUE(step1[i] == 0.0 || std::fabs(step1[i] - 1 / 0.75) < 1e-12)
+        << step1[i];
+    dropped += step1[i] == 0.0;
+    differ += (step1[i] == 0.0) != (step2[i] == 0.0);
+    EXPECT_EQ(step1[i], again[i]) << "the same step draws the same mask";
+  }
+  // 4096 draws at p = 0.25: 1024 expected, sd 28.
+  EXPECT_NEAR(dropped, 1024, 120);
+  // Consecutive steps draw independent masks: 2·p·(1-p) = 37.5% differ.
+  EXPECT_NEAR(differ, 1536, 150);
+}
+} // namespace

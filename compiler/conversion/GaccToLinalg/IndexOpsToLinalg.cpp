@@ -1,7 +1,7 @@
 //===- IndexOpsToLinalg.cpp - constants and index-driven ops to linalg ------===//
 //
 // Ops whose elements depend on element indices or integer ids: constants,
-// the embedding lookup, one-hot encoding and the causal mask.
+// the embedding lookup, one-hot encoding, the causal mask and dropout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,9 +132,95 @@ struct LowerCausalMask : OpRewritePattern<CausalMaskOp> {
     return success();
   }
 };
+/// splitmix64's finalizer on i64 values.
+Value mix(OpBuilder &b, Location loc, Value x) {
+  auto constant = [&](uint64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                        static_cast<int64_t>(v));
+  };
+  auto xorShift = [&](Value z, int64_t shift) {
+    return arith::XOrIOp::create(
+        b, loc, z, arith::ShRUIOp::create(b, loc, z, constant(shift)));
+  };
+  Value z = arith::AddIOp::create(b, loc, x, constant(0x9e3779b97f4a7c15ull));
+  z = arith::MulIOp::create(b, loc, xorShift(z, 30),
+                            constant(0xbf58476d1ce4e5b9ull));
+  z = arith::MulIOp::create(b, loc, xorShift(z, 27),
+                            constant(0x94d049bb133111ebull));
+  return xorShift(z, 31);
+}
+
+/// Dropout: element i survives when the top 24 bits of
+/// mix(mix(mix(seed) ^ counter) ^ i) are at least rate·2^24, and is scaled
+/// by 1/(1-rate).
+struct LowerDropout : OpRewritePattern<DropoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DropoutOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    MLIRContext *context = rewriter.getContext();
+    int64_t rank = type.getRank();
+    double rate = op.getRate().convertToDouble();
+    Value counter = op.getCounter();
+    if (!counter)
+      counter = arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(RankedTensorType::get({}, rewriter.getI64Type()),
+                                 rewriter.getI64IntegerAttr(0)));
+    SmallVector<AffineMap> maps = {rewriter.getMultiDimIdentityMap(rank),
+                                   AffineMap::get(rank, 0, {}, context),
+                                   rewriter.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    int64_t seed = op.getSeedAttr().getInt();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, type, ValueRange{op.getInput(), counter},
+        emptyTensor(rewriter, loc, type), maps, iterators,
+        [&](OpBuilder &b, Location nested, ValueRange args) {
+          Type i64 = b.getI64Type();
+          // The row-major index of the element.
+          Value index = arith::ConstantIntOp::create(b, nested, i64, 0);
+          for (int64_t d = 0; d < rank; ++d) {
+            Value size = arith::ConstantIntOp::create(b, nested, i64,
+                                                      type.getDimSize(d));
+            Value position = arith::IndexCastOp::create(
+                b, nested, i64, linalg::IndexOp::create(b, nested, d));
+            index = arith::AddIOp::create(
+                b, nested, arith::MulIOp::create(b, nested, index, size),
+                position);
+          }
+          Value seeded =
+              mix(b, nested, arith::ConstantIntOp::create(b, nested, i64, seed));
+          Value stream = mix(b, nested,
+                             arith::XOrIOp::create(b, nested, seeded, args[1]));
+          Value bits = mix(b, nested,
+                           arith::XOrIOp::create(b, nested, stream, index));
+          Value top = arith::ShRUIOp::create(
+              b, nested, bits, arith::ConstantIntOp::create(b, nested, i64, 40));
+          Value threshold = arith::ConstantIntOp::create(
+              b, nested, i64, static_cast<int64_t>(rate * (1 << 24)));
+          Value keep = arith::CmpIOp::create(b, nested, arith::CmpIPredicate::uge,
+                                             top, threshold);
+          Type element = type.getElementType();
+          Value scaled = arith::MulFOp::create(
+              b, nested, args[0],
+              arith::ConstantOp::create(
+                  b, nested, b.getFloatAttr(element, 1.0 / (1.0 - rate))));
+          Value zero =
+              arith::ConstantOp::create(b, nested, b.getFloatAttr(element, 0.0));
+          linalg::YieldOp::create(
+              b, nested,
+              arith::SelectOp::create(b, nested, keep, scaled, zero).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void gacc::populateIndexOpsToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerConstant, LowerEmbedding, LowerOneHot, LowerCausalMask>(
-      patterns.getContext());
+  patterns.add<LowerConstant, LowerEmbedding, LowerOneHot, LowerCausalMask,
+               LowerDropout>(patterns.getContext());
 }

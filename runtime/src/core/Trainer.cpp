@@ -172,6 +172,8 @@ Status Trainer::step(StepResult &result) {
   for (size_t i = 0; i < hyper.size(); ++i)
     storeElement(model_.hyper.dtype, io_->data + model_.hyper.offset, i,
                  hyper[i]);
+  int64_t counter = static_cast<int64_t>(step_);
+  std::memcpy(io_->data + model_.step.offset, &counter, sizeof(counter));
   call(compiled_.step);
   result.loss = loadElement(model_.loss.dtype, io_->data + model_.loss.offset, 0);
   result.gradNorm =

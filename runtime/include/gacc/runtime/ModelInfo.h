@@ -74,6 +74,8 @@ struct ModelInfo {
   std::vector<TensorSlot> optimizerState;
   std::vector<Input> inputs;
   TensorSlot hyper, loss, gradNorm;
+  /// The step counter (i64) the compiled step reads, e.g. to seed dropout.
+  TensorSlot step;
   /// The model's further results ("output.1", ...), e.g. logits.
   std::vector<TensorSlot> outputs;
   int64_t stateBytes = 0, batchBytes = 0, ioBytes = 0;
