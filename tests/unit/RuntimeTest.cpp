@@ -1,0 +1,135 @@
+//===- RuntimeTest.cpp - optimizer scalars, npy, initializers, data ---------===//
+
+#include "gacc/runtime/Dataset.h"
+#include "gacc/runtime/Init.h"
+#include "gacc/runtime/Npy.h"
+#include "gacc/runtime/Optimizer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+using namespace gacc::rt;
+
+TEST(Schedule, ConstantIsTheBaseRate) {
+  ScheduleConfig constant;
+  EXPECT_EQ(scheduledLearningRate(constant, 0.1, 0), 0.1);
+  EXPECT_EQ(scheduledLearningRate(constant, 0.1, 12345), 0.1);
+}
+
+TEST(Schedule, WarmupThenCosine) {
+  ScheduleConfig cosine{ScheduleConfig::WarmupCosine, 10, 110, 0.01};
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(cosine, 1.0, 0), 0.1);
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(cosine, 1.0, 9), 1.0);
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(cosine, 1.0, 10), 1.0);
+  // Halfway through the decay: the mean of lr and min_lr.
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(cosine, 1.0, 60), 0.505);
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(cosine, 1.0, 110), 0.01);
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(cosine, 1.0, 1000), 0.01);
+}
+
+TEST(OptimizerScalars, AdamWBiasCorrectionAsTorch) {
+  OptimizerConfig adamw;
+  adamw.kind = OptimizerConfig::AdamW;
+  adamw.weightDecay = 0.1;
+  auto h = optimizerScalars(adamw, 1e-3, 0); // step t = 1
+  EXPECT_DOUBLE_EQ(h[0], 1.0 - 1e-3 * 0.1);
+  EXPECT_DOUBLE_EQ(h[1], 1e-3 / (1.0 - 0.9));
+  EXPECT_DOUBLE_EQ(h[2], std::sqrt(1.0 - 0.999));
+  h = optimizerScalars(adamw, 1e-3, 9); // t = 10
+  EXPECT_DOUBLE_EQ(h[1], 1e-3 / (1.0 - std::pow(0.9, 10)));
+}
+
+TEST(OptimizerScalars, SgdFirstStepCopiesTheGradient) {
+  OptimizerConfig sgd;
+  sgd.momentum = 0.9;
+  sgd.dampening = 0.1;
+  auto first = optimizerScalars(sgd, 0.5, 0);
+  EXPECT_EQ(first[0], 0.5);
+  EXPECT_EQ(first[1], 0.0); // buffer = gradient
+  EXPECT_EQ(first[2], 1.0);
+  auto later = optimizerScalars(sgd, 0.5, 3);
+  EXPECT_EQ(later[1], 0.9);
+  EXPECT_DOUBLE_EQ(later[2], 0.9);
+}
+
+TEST(Npy, RoundTripAndErrors) {
+  Tensor tensor(DType::F32, {2, 3});
+  for (int i = 0; i < 6; ++i)
+    tensor.dataAs<float>()[i] = i * 0.5f;
+  std::string image = serializeNpy(tensor);
+  Tensor parsed;
+  Status status = parseNpy(reinterpret_cast<const std::byte *>(image.data()),
+                           image.size(), "t.npy", parsed);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(parsed, tensor);
+
+  for (size_t size = 0; size < image.size(); ++size)
+    EXPECT_FALSE(parseNpy(reinterpret_cast<const std::byte *>(image.data()),
+                          size, "t.npy", parsed)
+                     .ok())
+        << size;
+  std::string fortran = image;
+  size_t at = fortran.find("False");
+  fortran.replace(at, 5, "True ");
+  status = parseNpy(reinterpret_cast<const std::byte *>(fortran.data()),
+                    fortran.size(), "t.npy", parsed);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("Fortran"), std::string::npos);
+}
+
+TEST(Elements, HalfPrecisionRoundsToNearestEven) {
+  std::byte buffer[2];
+  storeElement(DType::F16, buffer, 0, 1.0 + 1.0 / 4096); // halfway: rounds down
+  EXPECT_EQ(loadElement(DType::F16, buffer, 0), 1.0);
+  storeElement(DType::F16, buffer, 0, 65520.0); // overflows to infinity
+  EXPECT_TRUE(std::isinf(loadElement(DType::F16, buffer, 0)));
+  storeElement(DType::BF16, buffer, 0, 3.140625);
+  EXPECT_EQ(loadElement(DType::BF16, buffer, 0), 3.140625);
+  storeElement(DType::F16, buffer, 0, 5.960464477539063e-08); // smallest
+  EXPECT_EQ(loadElement(DType::F16, buffer, 0), 5.960464477539063e-08);
+}
+
+namespace {
+ModelInfo twoInputModel() {
+  ModelInfo model;
+  model.batchSize = 4;
+  Input x{{"x", DType::F32, {4, 3}, 0}, InputKind::Features};
+  Input y{{"y", DType::I32, {4}, 64}, InputKind::Labels, 5};
+  model.inputs = {x, y};
+  return model;
+}
+} // namespace
+
+TEST(Initializers, KaimingUniformBoundAndDeterminism) {
+  Parameter param{{"w", DType::F32, {64, 100}, 0}, InitKind::KaimingUniform,
+                  1.0, 3};
+  Tensor a(DType::F32, {64, 100}), b(DType::F32, {64, 100});
+  initializeParameter(param, 0, a.data());
+  initializeParameter(param, 0, b.data());
+  EXPECT_EQ(a, b);
+  double bound = std::sqrt(3.0 / 100), maxSeen = 0;
+  for (int i = 0; i < 6400; ++i)
+    maxSeen = std::max(maxSeen, std::fabs(double(a.dataAs<float>()[i])));
+  EXPECT_LE(maxSeen, bound);
+  EXPECT_GT(maxSeen, 0.95 * bound);
+  initializeParameter(param, 1, b.data());
+  EXPECT_FALSE(a == b) << "the run seed changes the draw";
+}
+
+TEST(SyntheticData, LabelsInRangeAndStepsDeterministic) {
+  ModelInfo model = twoInputModel();
+  auto data = Dataset::synthetic(model, 7);
+  Batch first, again, next;
+  ASSERT_TRUE(data->batch(3, first).ok());
+  ASSERT_TRUE(data->batch(3, again).ok());
+  ASSERT_TRUE(data->batch(4, next).ok());
+  EXPECT_EQ(first.at("x"), again.at("x"));
+  EXPECT_FALSE(first.at("x") == next.at("x"));
+  for (int i = 0; i < 4; ++i) {
+    int32_t label = first.at("y").dataAs<int32_t>()[i];
+    EXPECT_GE(label, 0);
+    EXPECT_LT(label, 5);
+  }
+}
