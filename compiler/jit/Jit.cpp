@@ -21,7 +21,9 @@ extern "C" void gacc_cpu_matmul_f64(int64_t, void *, int64_t, void *, int64_t,
 using namespace mlir;
 using namespace mlir::gacc;
 
-FailureOr<JitStep> mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName) {
+FailureOr<JitStep>
+mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
+                           function_ref<LogicalResult(PassManager &)> configure) {
   TrainStepOp step = TrainStepOp::find(module, stepName);
   if (!step)
     return failure();
@@ -32,6 +34,8 @@ FailureOr<JitStep> mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepNam
   result.model = describeStep(step, *layout);
 
   PassManager pm(module.getContext());
+  if (configure && failed(configure(pm)))
+    return failure();
   TrainingPipelineOptions options;
   options.step = stepName.str();
   buildCpuPipeline(pm, options);

@@ -4,6 +4,7 @@
 
 #include "gacc/runtime/Trainer.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mlir::gacc {
 
@@ -14,8 +15,12 @@ struct JitStep {
 
 /// Compiles the training step `stepName` (or the only one) of `module` for
 /// the CPU with the MLIR ExecutionEngine. `module` is lowered in place.
-/// Errors are reported as diagnostics.
-FailureOr<JitStep> jitCompileStep(ModuleOp module, StringRef stepName);
+/// `configure` may set up the pass manager first (a tool applies
+/// -mlir-print-ir-after-all, -mlir-timing and the like there). Errors are
+/// reported as diagnostics.
+FailureOr<JitStep>
+jitCompileStep(ModuleOp module, StringRef stepName,
+               function_ref<LogicalResult(PassManager &)> configure = {});
 
 } // namespace mlir::gacc
 

@@ -17,7 +17,10 @@
 #include "compiler/plan/StateMemory.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
@@ -115,8 +118,30 @@ static int notBuiltYet(StringRef what) {
   return 1;
 }
 
+/// MLIR's pass-manager, context and printer flags (-mlir-print-ir-after-all,
+/// -mlir-timing, ...) for every subcommand: they register at the top level,
+/// so re-register them with the subcommands.
+static void registerMlirOptions() {
+  mlir::registerPassManagerCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  SmallVector<cl::Option *> mlirOptions;
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (name.starts_with("mlir-"))
+      mlirOptions.push_back(option);
+  for (cl::Option *option : mlirOptions) {
+    option->removeArgument();
+    for (cl::SubCommand *sub : {&compileCommand, &runCommand, &planCommand})
+      option->addSubCommand(*sub);
+    option->addArgument();
+  }
+}
+
 int main(int argc, char **argv) {
   InitLLVM initLLVM(argc, argv);
+  mlir::gacc::registerAllPasses(); // -mlir-print-ir-after=<pass> names them
+  registerMlirOptions();
   cl::ParseCommandLineOptions(
       argc, argv,
       "gacc: a compiler and runtime for neural-network training steps\n\n"
@@ -142,8 +167,15 @@ int main(int argc, char **argv) {
   if (compileCommand)
     return notBuiltYet("ahead-of-time compilation");
 
+  mlir::DefaultTimingManager timing;
+  mlir::applyDefaultTimingManagerCLOptions(timing);
+  mlir::TimingScope timingScope = timing.getRootScope();
   FailureOr<mlir::gacc::JitStep> jit =
-      mlir::gacc::jitCompileStep(*model.module, stepName);
+      mlir::gacc::jitCompileStep(*model.module, stepName,
+                                 [&](mlir::PassManager &pm) {
+                                   pm.enableTiming(timingScope);
+                                   return mlir::applyPassManagerCLOptions(pm);
+                                 });
   if (failed(jit))
     return 1;
   gacc::rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));
