@@ -1,6 +1,7 @@
 //===- Npy.cpp - read and write NumPy .npy files ----------------------------===//
 
 #include "gacc/runtime/Npy.h"
+#include "gacc/runtime/File.h"
 
 #include <cerrno>
 #include <cstring>
@@ -108,11 +109,9 @@ Status parseNpy(const std::byte *bytes, size_t size, const std::string &origin,
 }
 
 Status readNpy(const std::string &path, Tensor &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status::error(path + ": cannot open: " + std::strerror(errno));
-  std::vector<char> contents((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
+  std::string contents;
+  if (Status status = readFile(path, contents); !status)
+    return status;
   return parseNpy(reinterpret_cast<const std::byte *>(contents.data()),
                   contents.size(), path, out);
 }

@@ -2,6 +2,7 @@
 //------------------===//
 
 #include "gacc/runtime/Safetensors.h"
+#include "gacc/runtime/File.h"
 
 #include <nlohmann/json.hpp>
 
@@ -140,13 +141,9 @@ Status parseSafetensors(const std::byte *bytes, size_t size,
 }
 
 Status readSafetensors(const std::string &path, TensorFile &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status::error(path + ": cannot open: " + std::strerror(errno));
-  std::vector<char> contents((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  if (in.bad())
-    return Status::error(path + ": read error");
+  std::string contents;
+  if (Status status = readFile(path, contents); !status)
+    return status;
   return parseSafetensors(reinterpret_cast<const std::byte *>(contents.data()),
                           contents.size(), path, out);
 }
@@ -178,27 +175,6 @@ std::string serializeSafetensors(const TensorFile &file) {
 
 Status writeSafetensors(const std::string &path, const TensorFile &file) {
   return writeFileAtomically(path, serializeSafetensors(file));
-}
-
-Status writeFileAtomically(const std::string &path,
-                           const std::string &contents) {
-  std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  std::FILE *out = std::fopen(temporary.c_str(), "wb");
-  if (!out)
-    return Status::error(path + ": cannot write: " + std::strerror(errno));
-  bool written =
-      std::fwrite(contents.data(), 1, contents.size(), out) == contents.size();
-  written = std::fflush(out) == 0 && written;
-  written = ::fsync(::fileno(out)) == 0 && written;
-  int savedErrno = errno;
-  written = std::fclose(out) == 0 && written;
-  if (!written || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    if (written)
-      savedErrno = errno;
-    std::remove(temporary.c_str());
-    return Status::error(path + ": write failed: " + std::strerror(savedErrno));
-  }
-  return Status();
 }
 
 } // namespace gacc::rt

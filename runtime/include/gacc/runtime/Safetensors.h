@@ -12,6 +12,7 @@
 #ifndef GACC_RUNTIME_SAFETENSORS_H
 #define GACC_RUNTIME_SAFETENSORS_H
 
+#include "gacc/runtime/File.h"
 #include "gacc/runtime/Tensor.h"
 
 #include <map>
@@ -36,10 +37,6 @@ std::string serializeSafetensors(const TensorFile &file);
 
 /// Writes atomically: a temporary file beside `path`, flushed and renamed.
 Status writeSafetensors(const std::string &path, const TensorFile &file);
-
-/// Writes `contents` to `path` atomically (temporary file + fsync + rename).
-Status writeFileAtomically(const std::string &path,
-                           const std::string &contents);
 
 } // namespace gacc::rt
 
