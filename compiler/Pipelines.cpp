@@ -18,6 +18,7 @@ using namespace mlir;
 void gacc::buildTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options) {
   pm.addPass(createAutodiff());
+  pm.addPass(createAccumulate());
   BuildStepOptions buildStep;
   buildStep.stepName = options.step;
   pm.addPass(createBuildStep(buildStep));
@@ -38,6 +39,8 @@ void gacc::buildGaccToLinalgPipeline(OpPassManager &pm) {
 void gacc::buildCpuCodegenPipeline(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
+  // Accumulation loops carry fresh tensors (sums) in their iter_args.
+  bufferize.allowReturnAllocsFromLoops = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));

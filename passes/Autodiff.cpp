@@ -21,7 +21,6 @@ using namespace mlir::gacc;
 namespace {
 struct AutodiffPass : public gacc::impl::AutodiffBase<AutodiffPass> {
   void runOnOperation() override;
-  FailureOr<func::FuncOp> differentiate(func::FuncOp model);
 };
 } // namespace
 
@@ -33,8 +32,9 @@ static void accumulate(OpBuilder &b, DenseMap<Value, Value> &adjoints,
     it->second = AddOp::create(b, grad.getLoc(), it->second, grad);
 }
 
-FailureOr<func::FuncOp> AutodiffPass::differentiate(func::FuncOp model) {
-  ModuleOp module = getOperation();
+FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
+                                                    int64_t *numRules) {
+  auto module = model->getParentOfType<ModuleOp>();
   std::string name = (model.getSymName() + "_grad").str();
   if (module.lookupSymbol(name))
     return model.emitError("cannot differentiate: '")
@@ -78,7 +78,8 @@ FailureOr<func::FuncOp> AutodiffPass::differentiate(func::FuncOp model) {
     SmallVector<Value> operandGrads;
     if (failed(rule.buildVJP(b, it->second, operandGrads)))
       return failure();
-    ++numRules;
+    if (numRules)
+      ++*numRules;
     for (auto [operand, operandGrad] :
          llvm::zip_equal(op->getOperands(), operandGrads))
       if (operandGrad)
@@ -114,7 +115,9 @@ void AutodiffPass::runOnOperation() {
   for (TrainStepOp step : getOperation().getOps<TrainStepOp>())
     if (func::FuncOp model = step.getModelFunc())
       models.insert(model);
+  int64_t rules = 0;
   for (func::FuncOp model : models)
-    if (failed(differentiate(model)))
+    if (failed(buildGradientFunction(model, &rules)))
       return signalPassFailure();
+  numRules += rules;
 }

@@ -48,41 +48,81 @@ struct EntryBuilder {
     store.setWritable(true);
   }
 
-  /// Clones the straight-line body of `func` with every gacc.load replaced
-  /// by the slot tensor of its name; returns the mapped return operands.
-  /// With `training`, dropout draws its mask from the step counter;
-  /// otherwise it is skipped (evaluation, as model.eval()).
-  SmallVector<Value> inlineModel(func::FuncOp func, bool training) {
+  /// Clones the body of `func` with every gacc.load (nested ones too)
+  /// replaced by the slot tensor of its name; returns the mapped return
+  /// operands. With `training`, dropout draws its masks from the step
+  /// counter (combined with the micro-batch index that gacc-accumulate put
+  /// in its counter); otherwise it is skipped (evaluation, as model.eval()).
+  SmallVector<Value> inlineModel(func::FuncOp func, bool training,
+                                 int64_t microBatches) {
+    // Read every slot the function loads up front, so the tensors dominate
+    // their uses wherever the loads sit.
+    llvm::StringMap<Value> slots;
+    func.walk([&](LoadOp load) {
+      const Slot *slot = layout.state.find(load.getName());
+      slots[load.getName()] =
+          slot ? read(state, *slot)
+               : read(batch, *layout.batch.find(load.getName()));
+    });
+    Value stepCounter =
+        training ? read(io, *layout.io.find("step")) : Value();
+
     IRMapping mapping;
-    Value counter;
+    SmallVector<Value> results;
+    SmallVector<Operation *> cloned;
     for (Operation &op : func.getBody().front()) {
-      if (auto dropout = dyn_cast<DropoutOp>(op)) {
-        Value input = mapping.lookup(dropout.getInput());
-        if (!training) {
-          mapping.map(dropout.getResult(), input);
-          continue;
-        }
-        if (!counter)
-          counter = read(io, *layout.io.find("step"));
-        mapping.map(dropout.getResult(),
-                    DropoutOp::create(b, dropout.getLoc(), input.getType(),
-                                      input, counter, dropout.getRateAttr(),
-                                      dropout.getSeedAttr()));
-        continue;
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        for (Value v : ret.getOperands())
+          results.push_back(mapping.lookupOrDefault(v));
+        break;
       }
-      if (auto load = dyn_cast<LoadOp>(op)) {
-        const Slot *slot = layout.state.find(load.getName());
-        mapping.map(load.getResult(),
-                    slot ? read(state, *slot)
-                         : read(batch, *layout.batch.find(load.getName())));
-        continue;
-      }
-      if (auto ret = dyn_cast<func::ReturnOp>(op))
-        return llvm::to_vector(llvm::map_range(
-            ret.getOperands(), [&](Value v) { return mapping.lookup(v); }));
-      b.clone(op, mapping);
+      cloned.push_back(b.clone(op, mapping));
     }
-    llvm_unreachable("a function body ends with a return");
+    SmallVector<Operation *> rewrites;
+    for (Operation *root : cloned)
+      root->walk([&](Operation *op) {
+        if (isa<LoadOp, DropoutOp>(op))
+          rewrites.push_back(op);
+      });
+    for (Operation *op : rewrites) {
+      if (auto load = dyn_cast<LoadOp>(op)) {
+        replaceValue(results, load.getResult(), slots[load.getName()]);
+        load.replaceAllUsesWith(slots[load.getName()]);
+        load.erase();
+        continue;
+      }
+      auto dropout = cast<DropoutOp>(op);
+      if (!training) {
+        replaceValue(results, dropout.getResult(), dropout.getInput());
+        dropout.replaceAllUsesWith(dropout.getInput());
+        dropout.erase();
+        continue;
+      }
+      Value counter = stepCounter;
+      if (Value microBatch = dropout.getCounter()) {
+        // Micro-batch k of step s draws stream s·K + k.
+        OpBuilder nb(dropout);
+        Location loc = dropout.getLoc();
+        Value s = tensor::ExtractOp::create(nb, loc, stepCounter, ValueRange{});
+        Value k = tensor::ExtractOp::create(nb, loc, microBatch, ValueRange{});
+        Value K = arith::ConstantIntOp::create(nb, loc, nb.getI64Type(),
+                                               microBatches);
+        Value stream = arith::AddIOp::create(
+            nb, loc, arith::MulIOp::create(nb, loc, s, K), k);
+        counter = tensor::FromElementsOp::create(
+            nb, loc, stepCounter.getType(), ValueRange{stream});
+      }
+      dropout.getCounterMutable().assign(counter);
+    }
+    return results;
+  }
+
+  /// Keeps `values` pointing at live values when `from` is replaced.
+  static void replaceValue(SmallVectorImpl<Value> &values, Value from,
+                           Value to) {
+    for (Value &value : values)
+      if (value == from)
+        value = to;
   }
 
   void writeOutputs(ArrayRef<Value> results) {
@@ -170,9 +210,6 @@ void BuildStepPass::runOnOperation() {
                      "this build yet");
     return signalPassFailure();
   }
-  if (step.getAccumulationSteps() != 1)
-    step.emitWarning("micro_batch_size is not applied yet: the step runs the "
-                     "whole batch at once (the same result, more memory)");
   if (step.getEffectiveRemat().getPolicy() != RematPolicy::none)
     step.emitWarning("rematerialization is not applied yet: every activation "
                      "is kept (the same result, more memory)");
@@ -194,7 +231,8 @@ void BuildStepPass::runOnOperation() {
   func::FuncOp stepFunc = createEntry(b, module, "gacc_step");
   EntryBuilder entry{b, loc, *layout, stepFunc.getArgument(0),
                      stepFunc.getArgument(1), stepFunc.getArgument(2)};
-  SmallVector<Value> results = entry.inlineModel(grad, /*training=*/true);
+  SmallVector<Value> results =
+      entry.inlineModel(grad, /*training=*/true, step.getAccumulationSteps());
   size_t numOutputs = model.getNumResults();
   ArrayRef<Value> grads = ArrayRef<Value>(results).drop_front(numOutputs);
   entry.writeOutputs(ArrayRef<Value>(results).take_front(numOutputs));
@@ -235,7 +273,8 @@ void BuildStepPass::runOnOperation() {
   func::FuncOp evalFunc = createEntry(b, module, "gacc_eval");
   EntryBuilder evalEntry{b, loc, *layout, evalFunc.getArgument(0),
                          evalFunc.getArgument(1), evalFunc.getArgument(2)};
-  evalEntry.writeOutputs(evalEntry.inlineModel(model, /*training=*/false));
+  evalEntry.writeOutputs(
+      evalEntry.inlineModel(model, /*training=*/false, /*microBatches=*/1));
   func::ReturnOp::create(b, loc);
 
   // Only the entry points remain.

@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::gacc {
@@ -15,6 +17,12 @@ namespace mlir::gacc {
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
+
+/// Builds `<fn>_grad` beside `fn`: its results, then the gradient of result
+/// 0 with respect to every gacc.param (see gacc-autodiff). Arguments of
+/// `fn` are treated as constants. Counts applied rules into `numRules`.
+FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp fn,
+                                              int64_t *numRules = nullptr);
 
 /// The attribute on a gradient function that names, in order, the
 /// parameters its trailing results are the gradients of.

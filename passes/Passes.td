@@ -38,6 +38,40 @@ def Autodiff : Pass<"gacc-autodiff", "ModuleOp"> {
   ];
 }
 
+def Accumulate : Pass<"gacc-accumulate", "ModuleOp"> {
+  let summary = "Micro-batched gradient accumulation equal to the full batch";
+  let description = [{
+    For a `gacc.train_step` whose `micro_batch_size` m is below its
+    `batch_size` B, rewrites `<model>_grad` (from `gacc-autodiff`) into a
+    loop over the ceil(B/m) micro-batches: an `scf.for` over the B/m full
+    micro-batches, with the loss sum, one accumulator per gradient (in the
+    parameters' type) and each further model output as iteration values,
+    then the smaller last micro-batch if m does not divide B. Each
+    micro-batch runs the model specialized to its size (see
+    `BatchSplit.h`), with the loss reduced by `sum`; the accumulated loss
+    and gradients are divided once by the global count of the whole batch:
+    the examples (`mean`), the non-ignored targets (`token_mean`, counted on
+    the full batch before the loop) or the elements (`mse_loss mean`). So the
+    result equals the full-batch step, not the average of per-micro-batch
+    means (the Hugging Face Trainer bug fixed in transformers #34191). Ops
+    whose result depends on how the batch is split are rejected with a
+    located error; dropout draws an independent mask per micro-batch.
+
+    ```mlir
+    %loss, %gw = scf.for %k = %c0 to %c4 step %c1
+        iter_args(%sum = %zero, %acc = %zeros) -> (tensor<f32>, tensor<10x784xf32>) {
+      %x = tensor.extract_slice %image[%offset, 0] [16, 784] [1, 1] ...
+      ...  // the micro-batch model and its backward pass
+      scf.yield %sum2, %acc2 : tensor<f32>, tensor<10x784xf32>
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::gacc::GaccDialect"
+  ];
+}
+
 def Decompose : Pass<"gacc-decompose"> {
   let summary = "Rewrite composite gacc ops into primitive ones";
   let description = [{
@@ -96,7 +130,8 @@ def BuildStep : Pass<"gacc-build-step", "ModuleOp"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::gacc::GaccDialect"
+    "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::gacc::GaccDialect"
   ];
 }
 

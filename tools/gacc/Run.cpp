@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
+#include <limits>
 #include <iostream>
 #include <unistd.h>
 
@@ -147,7 +149,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
           !s)
         return fail(s.message());
     if (metrics)
-      metrics << "{\"step\": " << step + 1 << ", \"loss\": " << result.loss
+      metrics << std::setprecision(std::numeric_limits<double>::max_digits10)
+              << "{\"step\": " << step + 1 << ", \"loss\": " << result.loss
               << ", \"lr\": " << result.lr
               << ", \"grad_norm\": " << result.gradNorm
               << ", \"samples_per_s\": " << samplesPerSecond << "}\n";

@@ -19,6 +19,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
@@ -89,6 +90,17 @@ static cl::opt<std::string> dumpGradsPath(
     cl::value_desc("file.safetensors"), cl::sub(runCommand),
     cl::cat(runCategory));
 
+static cl::OptionCategory batchCategory("Batch options");
+static cl::opt<int64_t> microBatch(
+    "micro-batch",
+    cl::desc("Micro-batch size: accumulate gradients over ceil(batch / m) "
+             "micro-batches (overrides the model's micro_batch_size)"),
+    cl::sub(runCommand), cl::sub(planCommand), cl::cat(batchCategory));
+static cl::opt<int64_t> accumulationSteps(
+    "accumulation-steps",
+    cl::desc("Accumulate over K micro-batches of ceil(batch / K) examples"),
+    cl::sub(runCommand), cl::sub(planCommand), cl::cat(batchCategory));
+
 namespace {
 /// Parses and verifies the model and finds its step; null after an error.
 struct LoadedModel {
@@ -107,7 +119,30 @@ struct LoadedModel {
     module = mlir::gacc::loadModel(inputPath, sourceMgr, context);
     if (module)
       step = mlir::gacc::TrainStepOp::find(*module, stepName);
-    return static_cast<bool>(step);
+    return step && succeeded(applyBatchOptions());
+  }
+
+  /// --micro-batch / --accumulation-steps override the step's attribute;
+  /// the step is verified again, so bad values get its diagnostics.
+  mlir::LogicalResult applyBatchOptions() {
+    if (microBatch.getNumOccurrences() &&
+        accumulationSteps.getNumOccurrences())
+      return step.emitError("give --micro-batch or --accumulation-steps, not "
+                            "both");
+    int64_t batch = step.getBatchSize(), micro = 0;
+    if (microBatch.getNumOccurrences())
+      micro = microBatch;
+    else if (accumulationSteps.getNumOccurrences()) {
+      if (accumulationSteps < 1)
+        return step.emitError("--accumulation-steps must be positive, got ")
+               << accumulationSteps;
+      micro = (batch + accumulationSteps - 1) / accumulationSteps;
+    } else {
+      return mlir::success();
+    }
+    mlir::Builder b(&context);
+    step.setMicroBatchSizeAttr(b.getI64IntegerAttr(micro));
+    return mlir::verify(step);
   }
 };
 } // namespace

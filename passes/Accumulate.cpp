@@ -1,0 +1,228 @@
+//===- Accumulate.cpp - micro-batched gradient accumulation -----------------===//
+
+#include "dialects/gacc/GaccBuilders.h"
+#include "passes/BatchSplit.h"
+#include "passes/Passes.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::gacc {
+#define GEN_PASS_DEF_ACCUMULATE
+#include "passes/Passes.h.inc"
+} // namespace mlir::gacc
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+namespace {
+struct AccumulatePass : public gacc::impl::AccumulateBase<AccumulatePass> {
+  void runOnOperation() override;
+  LogicalResult accumulate(TrainStepOp step);
+};
+
+/// The count the loss is normalized by over the whole batch, as a scalar
+/// of the loss type, from the full-batch inputs.
+Value globalCount(OpBuilder &b, Operation *lossOp, IRMapping &fullInputs) {
+  TensorMath m{b, lossOp->getLoc(),
+               cast<RankedTensorType>(lossOp->getResult(0).getType())
+                   .getElementType()};
+  if (auto mse = dyn_cast<MseLossOp>(lossOp))
+    return m.c(mse.getReduction() == LossReduction::mean
+                   ? mse.getInput().getType().getNumElements()
+                   : 1.0);
+  auto ce = cast<CrossEntropyOp>(lossOp);
+  switch (ce.getReduction()) {
+  case LossReduction::sum:
+    return m.c(1.0);
+  case LossReduction::mean: {
+    RankedTensorType targets = ce.getTargets().getType();
+    return m.c(targets.getRank() == 0 ? 1.0 : targets.getDimSize(0));
+  }
+  case LossReduction::token_mean: {
+    // The non-ignored targets of the whole batch, counted before the loop.
+    Value targets = fullInputs.lookupOrNull(ce.getTargets());
+    if (!targets)
+      return Value();
+    SmallVector<int64_t> shape(ce.getLogits().getType().getShape());
+    auto oneHot = OneHotOp::create(
+        b, ce.getLoc(),
+        RankedTensorType::get(shape, ce.getLogits().getType().getElementType()),
+        targets);
+    return m.sumAll(oneHot);
+  }
+  }
+  llvm_unreachable("unknown reduction");
+}
+} // namespace
+
+/// Clones the body of `grad` (a micro-batch gradient function) at `b`, with
+/// its arguments bound to `args`; returns its results. Its dropouts get the
+/// micro-batch index `k` as their counter, so each micro-batch draws its
+/// own masks (gacc-build-step adds the step).
+static SmallVector<Value> inlineCall(OpBuilder &b, func::FuncOp grad,
+                                     ValueRange args, Value k) {
+  IRMapping mapping;
+  mapping.map(grad.getArguments(), args);
+  Value counter;
+  for (Operation &op : grad.getBody().front().without_terminator()) {
+    Operation *clone = b.clone(op, mapping);
+    if (auto dropout = dyn_cast<DropoutOp>(clone)) {
+      if (!counter) {
+        Location loc = dropout.getLoc();
+        OpBuilder nb(dropout);
+        Value index =
+            arith::IndexCastOp::create(nb, loc, nb.getI64Type(), k);
+        counter = tensor::FromElementsOp::create(
+            nb, loc, RankedTensorType::get({}, nb.getI64Type()),
+            ValueRange{index});
+      }
+      dropout.getCounterMutable().assign(counter);
+    }
+  }
+  auto ret = cast<func::ReturnOp>(grad.getBody().front().getTerminator());
+  return llvm::to_vector(llvm::map_range(
+      ret.getOperands(), [&](Value v) { return mapping.lookup(v); }));
+}
+
+/// The slice of `full` holding `size` examples from `offset`.
+static Value sliceBatch(OpBuilder &b, Location loc, Value full, Value offset,
+                        int64_t size) {
+  auto type = cast<RankedTensorType>(full.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
+  offsets[0] = offset;
+  sizes.push_back(b.getIndexAttr(size));
+  for (int64_t d = 1; d < type.getRank(); ++d)
+    sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = size;
+  return tensor::ExtractSliceOp::create(b, loc, type.clone(shape), full,
+                                        offsets, sizes, strides);
+}
+
+LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
+  ModuleOp module = getOperation();
+  func::FuncOp model = step.getModelFunc();
+  auto grad = module.lookupSymbol<func::FuncOp>(
+      (model.getSymName() + "_grad").str());
+  if (!grad)
+    return step.emitOpError("has no gradient function: run gacc-autodiff "
+                            "first");
+  int64_t batch = step.getBatchSize(), micro = step.getEffectiveMicroBatchSize();
+  int64_t full = batch / micro, tail = batch % micro;
+
+  // The micro-batch models and their gradients (tail: the last, smaller one).
+  auto specialize = [&](int64_t size) -> FailureOr<func::FuncOp> {
+    std::string name =
+        (model.getSymName() + "_micro" + Twine(size)).str();
+    FailureOr<func::FuncOp> fn =
+        specializeToMicroBatch(model, batch, size, name);
+    if (failed(fn))
+      return failure();
+    FailureOr<func::FuncOp> fnGrad = buildGradientFunction(*fn);
+    (*fn).erase();
+    return fnGrad;
+  };
+  FailureOr<func::FuncOp> microGrad = specialize(micro);
+  if (failed(microGrad))
+    return failure();
+  FailureOr<func::FuncOp> tailGrad =
+      tail ? specialize(tail) : FailureOr<func::FuncOp>(func::FuncOp());
+  if (failed(tailGrad))
+    return failure();
+
+  // Rebuild <model>_grad: load the full batch, loop, normalize.
+  Block &body = grad.getBody().front();
+  auto oldReturn = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<Type> resultTypes(oldReturn.getOperandTypes());
+  body.clear();
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  Location loc = step.getLoc();
+
+  SmallVector<Value> inputs;
+  IRMapping fullInputs; // model values -> full-batch tensors
+  for (InputOp input : module.getOps<InputOp>()) {
+    Value loaded = LoadOp::create(b, loc, input.getTensorType(),
+                                  input.getSymNameAttr().getValue());
+    inputs.push_back(loaded);
+    model.walk([&](LoadOp load) {
+      if (load.getName() == input.getSymName())
+        fullInputs.map(load.getResult(), loaded);
+    });
+  }
+  Operation *lossOp =
+      model.getBody().front().getTerminator()->getOperand(0).getDefiningOp();
+  Value count = globalCount(b, lossOp, fullInputs);
+  if (!count)
+    return lossOp->emitOpError("needs its targets to be a gacc.input to be "
+                               "counted over the whole batch");
+
+  // Accumulators: the loss sum, the further outputs (assembled), the
+  // gradients (summed).
+  SmallVector<Value> zeros;
+  for (Type type : resultTypes)
+    zeros.push_back(buildSplat(b, loc, cast<RankedTensorType>(type), 0.0));
+  size_t numOutputs = model.getNumResults();
+
+  // One micro-batch at `offset`: the new accumulators.
+  auto addMicroBatch = [&](OpBuilder &nb, func::FuncOp fn, Value k,
+                           Value offset, int64_t size,
+                           ValueRange accumulators) {
+    SmallVector<Value> args;
+    for (Value input : inputs)
+      args.push_back(sliceBatch(nb, loc, input, offset, size));
+    SmallVector<Value> results = inlineCall(nb, fn, args, k);
+    SmallVector<Value> next;
+    for (auto [i, acc] : llvm::enumerate(accumulators)) {
+      if (i == 0 || i >= numOutputs) {
+        next.push_back(AddOp::create(nb, loc, acc, results[i]));
+        continue;
+      }
+      // An output of this micro-batch goes to its rows.
+      auto type = cast<RankedTensorType>(acc.getType());
+      SmallVector<OpFoldResult> offsets(type.getRank(), nb.getIndexAttr(0));
+      SmallVector<OpFoldResult> strides(type.getRank(), nb.getIndexAttr(1));
+      offsets[0] = offset;
+      SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+          nb.getContext(),
+          cast<RankedTensorType>(results[i].getType()).getShape());
+      next.push_back(tensor::InsertSliceOp::create(nb, loc, results[i], acc,
+                                                   offsets, sizes, strides));
+    }
+    return next;
+  };
+
+  Value lower = arith::ConstantIndexOp::create(b, loc, 0);
+  Value upper = arith::ConstantIndexOp::create(b, loc, full);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value microSize = arith::ConstantIndexOp::create(b, loc, micro);
+  auto loop = scf::ForOp::create(
+      b, loc, lower, upper, one, zeros,
+      [&](OpBuilder &nb, Location nloc, Value k, ValueRange accumulators) {
+        Value offset = arith::MulIOp::create(nb, nloc, k, microSize);
+        scf::YieldOp::create(
+            nb, nloc,
+            addMicroBatch(nb, *microGrad, k, offset, micro, accumulators));
+      });
+  SmallVector<Value> totals(loop.getResults());
+  if (tail) {
+    Value offset = arith::ConstantIndexOp::create(b, loc, full * micro);
+    totals = addMicroBatch(b, *tailGrad, upper, offset, tail, totals);
+  }
+
+  SmallVector<Value> results;
+  for (auto [i, total] : llvm::enumerate(totals))
+    results.push_back(i == 0 || i >= numOutputs
+                          ? DivOp::create(b, loc, total, count).getResult()
+                          : total);
+  func::ReturnOp::create(b, loc, results);
+  (*microGrad).erase();
+  if (tail)
+    (*tailGrad).erase();
+  return success();
+}
+
+void AccumulatePass::runOnOperation() {
+  for (TrainStepOp step : getOperation().getOps<TrainStepOp>())
+    if (step.getAccumulationSteps() > 1 && failed(accumulate(step)))
+      return signalPassFailure();
+}
