@@ -3,6 +3,7 @@
 #include "compiler/jit/Jit.h"
 #include "compiler/Describe.h"
 #include "compiler/Pipelines.h"
+#include "gacc/runtime/CpuMemory.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
@@ -63,6 +64,9 @@ mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
                                  llvm::JITSymbolFlags::Exported};
     };
     add("memrefCopy", &memrefCopy);
+    // Temporaries go through the runtime's counting heap.
+    add("malloc", &gacc_cpu_malloc);
+    add("free", &gacc_cpu_free);
     add("gacc_cpu_matmul_f32", &gacc_cpu_matmul_f32);
     add("gacc_cpu_matmul_f64", &gacc_cpu_matmul_f64);
     return symbols;

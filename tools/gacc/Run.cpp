@@ -153,7 +153,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
               << "{\"step\": " << step + 1 << ", \"loss\": " << result.loss
               << ", \"lr\": " << result.lr
               << ", \"grad_norm\": " << result.gradNorm
-              << ", \"samples_per_s\": " << samplesPerSecond << "}\n";
+              << ", \"samples_per_s\": " << samplesPerSecond
+              << ", \"workspace_bytes\": " << result.workspaceBytes << "}\n";
     if (terminal)
       printProgress(step + 1 - first, options.steps, result.loss,
                     samplesPerSecond);
@@ -173,6 +174,10 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
               static_cast<unsigned long long>(options.steps), total,
               options.steps * model.batchSize / std::max(total, 1e-9),
               result.loss);
+  std::printf("memory: state %.1f MiB, batch %.1f MiB, step temporaries "
+              "peak %.1f MiB (measured)\n",
+              model.stateBytes / 1048576.0, model.batchBytes / 1048576.0,
+              result.workspaceBytes / 1048576.0);
 
   if (evalData) {
     double loss;

@@ -1,6 +1,7 @@
 //===- Trainer.cpp - run a compiled training step ---------------------------===//
 
 #include "gacc/runtime/Trainer.h"
+#include "gacc/runtime/CpuMemory.h"
 #include "gacc/runtime/Init.h"
 #include "gacc/runtime/Optimizer.h"
 
@@ -174,7 +175,10 @@ Status Trainer::step(StepResult &result) {
                  hyper[i]);
   int64_t counter = static_cast<int64_t>(step_);
   std::memcpy(io_->data + model_.step.offset, &counter, sizeof(counter));
+  resetCpuMemoryPeak();
+  CpuMemoryStats before = cpuMemoryStats();
   call(compiled_.step);
+  result.workspaceBytes = cpuMemoryStats().peakBytes - before.liveBytes;
   result.loss = loadElement(model_.loss.dtype, io_->data + model_.loss.offset, 0);
   result.gradNorm =
       loadElement(model_.gradNorm.dtype, io_->data + model_.gradNorm.offset, 0);

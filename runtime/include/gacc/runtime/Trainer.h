@@ -35,6 +35,9 @@ struct StepResult {
   double loss = 0.0;
   double gradNorm = 0.0;
   double lr = 0.0;
+  /// Peak bytes of the temporaries the compiled step allocated
+  /// (activations, gradients in flight, workspace), measured.
+  int64_t workspaceBytes = 0;
 };
 
 class Trainer {

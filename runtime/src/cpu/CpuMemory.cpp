@@ -1,0 +1,40 @@
+//===- CpuMemory.cpp - the heap of compiled CPU code ------------------------===//
+
+#include "gacc/runtime/CpuMemory.h"
+
+#include <atomic>
+#include <cstdlib>
+
+namespace {
+// Each block starts with its size; 16 bytes keep malloc's alignment.
+constexpr size_t kHeader = 16;
+std::atomic<int64_t> live{0}, peak{0};
+} // namespace
+
+extern "C" void *gacc_cpu_malloc(size_t bytes) {
+  auto *block = static_cast<char *>(std::malloc(bytes + kHeader));
+  if (!block)
+    return nullptr;
+  *reinterpret_cast<size_t *>(block) = bytes;
+  int64_t now = live.fetch_add(bytes) + static_cast<int64_t>(bytes);
+  int64_t seen = peak.load();
+  while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+  }
+  return block + kHeader;
+}
+
+extern "C" void gacc_cpu_free(void *pointer) {
+  if (!pointer)
+    return;
+  char *block = static_cast<char *>(pointer) - kHeader;
+  live.fetch_sub(static_cast<int64_t>(*reinterpret_cast<size_t *>(block)));
+  std::free(block);
+}
+
+namespace gacc::rt {
+
+CpuMemoryStats cpuMemoryStats() { return {live.load(), peak.load()}; }
+
+void resetCpuMemoryPeak() { peak.store(live.load()); }
+
+} // namespace gacc::rt
