@@ -17,6 +17,11 @@ namespace {
 /// Builds the body of one entry point: views of the arenas and the tensors
 /// read from them.
 struct EntryBuilder {
+  EntryBuilder(OpBuilder &b, Location loc, const StepLayout &layout,
+               func::FuncOp entry)
+      : b(b), loc(loc), layout(layout), state(entry.getArgument(0)),
+        batch(entry.getArgument(1)), io(entry.getArgument(2)) {}
+
   OpBuilder &b;
   Location loc;
   const StepLayout &layout;
@@ -229,8 +234,7 @@ void BuildStepPass::runOnOperation() {
 
   // gacc_step: forward, backward, norm, clipping, update.
   func::FuncOp stepFunc = createEntry(b, module, "gacc_step");
-  EntryBuilder entry{b, loc, *layout, stepFunc.getArgument(0),
-                     stepFunc.getArgument(1), stepFunc.getArgument(2)};
+  EntryBuilder entry(b, loc, *layout, stepFunc);
   SmallVector<Value> results =
       entry.inlineModel(grad, /*training=*/true, step.getAccumulationSteps());
   size_t numOutputs = model.getNumResults();
@@ -271,8 +275,7 @@ void BuildStepPass::runOnOperation() {
 
   // gacc_eval: the forward pass.
   func::FuncOp evalFunc = createEntry(b, module, "gacc_eval");
-  EntryBuilder evalEntry{b, loc, *layout, evalFunc.getArgument(0),
-                         evalFunc.getArgument(1), evalFunc.getArgument(2)};
+  EntryBuilder evalEntry(b, loc, *layout, evalFunc);
   evalEntry.writeOutputs(
       evalEntry.inlineModel(model, /*training=*/false, /*microBatches=*/1));
   func::ReturnOp::create(b, loc);

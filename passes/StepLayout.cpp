@@ -11,7 +11,8 @@ int64_t Slot::bytes() const {
 }
 
 const Slot &ArenaLayout::add(StringRef name, RankedTensorType type) {
-  Slot slot{name.str(), type, llvm::alignTo(bytes, kSlotAlignment)};
+  Slot slot{name.str(), type,
+            static_cast<int64_t>(llvm::alignTo(bytes, kSlotAlignment))};
   bytes = slot.offset + slot.bytes();
   slots.push_back(slot);
   return slots.back();

@@ -39,7 +39,7 @@ Status evaluate(Trainer &trainer, Dataset &dataset, double &loss,
   Batch batch;
   std::vector<Tensor> outputs;
   for (uint64_t b = 0; b < dataset.batchesPerEpoch(); ++b) {
-    double batchLoss;
+    double batchLoss = 0;
     if (Status s = dataset.batch(b, batch); !s)
       return s;
     if (Status s = trainer.setBatch(batch); !s)
@@ -180,7 +180,7 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
               result.workspaceBytes / 1048576.0);
 
   if (evalData) {
-    double loss;
+    double loss = 0;
     std::optional<double> accuracy;
     if (Status s = evaluate(trainer, *evalData, loss, accuracy); !s)
       return fail(s.message());
