@@ -1,6 +1,7 @@
 //===- Describe.cpp - the runtime's description of a compiled step ----------===//
 
 #include "compiler/Describe.h"
+#include "passes/Passes.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -111,4 +112,20 @@ rt::ModelInfo mlir::gacc::describeStep(TrainStepOp step, const StepLayout &layou
   if (std::optional<APFloat> clip = step.getGradClipNorm())
     info.gradClipNorm = clip->convertToDouble();
   return info;
+}
+
+void mlir::gacc::describeWorkspace(ModuleOp lowered, rt::ModelInfo &info) {
+  for (StringRef entry : {"gacc_step", "gacc_eval"}) {
+    Operation *func = SymbolTable::lookupSymbolIn(lowered, entry);
+    if (!func)
+      continue;
+    auto bytes = [&](StringRef name) -> int64_t {
+      auto attr = func->getAttrOfType<IntegerAttr>(name);
+      return attr ? attr.getInt() : 0;
+    };
+    info.workspaceBytes =
+        std::max(info.workspaceBytes, bytes(kWorkspaceBytesAttrName));
+    info.unplannedBytes =
+        std::max(info.unplannedBytes, bytes(kUnplannedBytesAttrName));
+  }
 }

@@ -11,6 +11,11 @@ namespace mlir::gacc {
 /// initializers, input roles and class counts, optimizer and schedule.
 ::gacc::rt::ModelInfo describeStep(TrainStepOp step, const StepLayout &layout);
 
+/// Fills in the workspace the memory plan gave the entry points of
+/// `lowered` (the module after gacc-plan-buffers, at any later stage): the
+/// larger of the step's and eval's, which never run at the same time.
+void describeWorkspace(ModuleOp lowered, ::gacc::rt::ModelInfo &info);
+
 } // namespace mlir::gacc
 
 #endif // GACC_COMPILER_DESCRIBE_H

@@ -19,6 +19,11 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 #include "compiler/Pipelines.h"
 #include "compiler/conversion/Passes.h"
@@ -45,6 +50,23 @@ void mlir::gacc::registerAllPasses() {
   // Generic transforms (canonicalize, cse, inline, symbol-dce, ...). Each
   // gacc pass registers here as it lands.
   mlir::registerTransformsPasses();
+  // The upstream passes the gacc pipelines are made of, so that each stage
+  // can be replayed and varied from gacc-opt.
+  mlir::bufferization::registerBufferizationPasses();
+  mlir::bufferization::registerBufferizationPipelines();
+  mlir::registerLinalgPasses();
+  mlir::memref::registerMemRefPasses();
+  mlir::registerConvertLinalgToLoopsPass();
+  mlir::registerSCFToControlFlowPass();
+  mlir::registerLowerAffinePass();
+  mlir::registerFinalizeMemRefToLLVMConversionPass();
+  mlir::registerConvertMathToLLVMPass();
+  mlir::registerConvertMathToLibmPass();
+  mlir::registerArithToLLVMConversionPass();
+  mlir::registerConvertIndexToLLVMPass();
+  mlir::registerConvertFuncToLLVMPass();
+  mlir::registerConvertControlFlowToLLVMPass();
+  mlir::registerReconcileUnrealizedCastsPass();
   registerGaccPasses();
   registerGaccConversionPasses();
   registerGaccCpuPasses();

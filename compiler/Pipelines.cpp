@@ -44,6 +44,9 @@ void gacc::buildCpuCodegenPipeline(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Temporaries go to the workspace arena; the deallocation pipeline frees
+  // what the plan leaves to the heap.
+  pm.addNestedPass<func::FuncOp>(createPlanBuffers());
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createMatmulToCall());

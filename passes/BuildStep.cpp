@@ -144,13 +144,18 @@ struct BuildStepPass : public gacc::impl::BuildStepBase<BuildStepPass> {
 };
 } // namespace
 
-/// Creates `name(state, batch, io)` with a C interface at the module's end.
+/// Creates `name(state, batch, io, workspace)` with a C interface at the
+/// module's end. The workspace is empty until gacc-plan-buffers places the
+/// step's temporaries in it.
 static func::FuncOp createEntry(OpBuilder &b, ModuleOp module, StringRef name) {
   b.setInsertionPointToEnd(module.getBody());
   auto arena = MemRefType::get({ShapedType::kDynamic}, b.getI8Type());
   auto func = func::FuncOp::create(
-      b, module.getLoc(), name, b.getFunctionType({arena, arena, arena}, {}));
+      b, module.getLoc(), name,
+      b.getFunctionType({arena, arena, arena, arena}, {}));
   func->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  for (auto [i, role] : llvm::enumerate(kArenaRoles))
+    func.setArgAttr(i, kArenaAttrName, b.getStringAttr(role));
   b.setInsertionPointToStart(func.addEntryBlock());
   return func;
 }

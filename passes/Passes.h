@@ -28,6 +28,20 @@ FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp fn,
 /// parameters its trailing results are the gradients of.
 inline constexpr llvm::StringLiteral kGradientsAttrName = "gacc.gradients";
 
+/// The argument attribute that names the arena an entry point's argument is
+/// (`gacc_step(state, batch, io, workspace)`), and the roles in order.
+inline constexpr llvm::StringLiteral kArenaAttrName = "gacc.arena";
+inline constexpr llvm::StringLiteral kArenaRoles[] = {"state", "batch", "io",
+                                                      "workspace"};
+
+/// The function attribute gacc-plan-buffers sets: the bytes of the
+/// workspace arena the function's planned temporaries need.
+inline constexpr llvm::StringLiteral kWorkspaceBytesAttrName =
+    "gacc.workspace_bytes";
+/// ... and the bytes of the temporaries it left to the heap.
+inline constexpr llvm::StringLiteral kUnplannedBytesAttrName =
+    "gacc.unplanned_bytes";
+
 } // namespace mlir::gacc
 
 #endif // GACC_PASSES_PASSES_H

@@ -102,19 +102,26 @@ def BuildStep : Pass<"gacc-build-step", "ModuleOp"> {
     declarations and the `gacc.train_step` by two functions over the byte
     arenas the runtime owns (see `StepLayout.h`):
 
-    * `gacc_step(state, batch, io)`: forward and backward, the global
+    * `gacc_step(state, batch, io, workspace)`: forward and backward, the global
       gradient norm, clipping, and the optimizer update (SGD with momentum,
       dampening, nesterov and weight decay; AdamW with decoupled weight
       decay), written back in place as fused elementwise updates;
-    * `gacc_eval(state, batch, io)`: the forward pass only.
+    * `gacc_eval(state, batch, io, workspace)`: the forward pass only.
+
+    Each argument carries its role as `gacc.arena`. The workspace arena is
+    unused here: `gacc-plan-buffers` places the bufferized step's
+    temporaries in it.
 
     Per-step optimizer scalars (learning rate, bias corrections) come from
     the io arena's `hyper` slot, computed by the runtime from the step
     counter as torch.optim does. Both functions have C interfaces.
 
     ```mlir
-    func.func @gacc_step(%state: memref<?xi8>, %batch: memref<?xi8>,
-                         %io: memref<?xi8>) attributes {llvm.emit_c_interface} {
+    func.func @gacc_step(%state: memref<?xi8> {gacc.arena = "state"},
+                         %batch: memref<?xi8> {gacc.arena = "batch"},
+                         %io: memref<?xi8> {gacc.arena = "io"},
+                         %workspace: memref<?xi8> {gacc.arena = "workspace"})
+        attributes {llvm.emit_c_interface} {
       %c0 = arith.constant 0 : index
       %v = memref.view %state[%c0][] : memref<?xi8> to memref<4x3xf32>
       %w = bufferization.to_tensor %v restrict writable : ...
@@ -133,6 +140,56 @@ def BuildStep : Pass<"gacc-build-step", "ModuleOp"> {
     "::mlir::memref::MemRefDialect", "::mlir::tensor::TensorDialect",
     "::mlir::gacc::GaccDialect"
   ];
+}
+
+def PlanBuffers : Pass<"gacc-plan-buffers", "func::FuncOp"> {
+  let summary = "Place a bufferized step's temporaries in its workspace arena";
+  let description = [{
+    A static memory plan with buffer reuse. For a function with a
+    `gacc.arena = "workspace"` argument (the entry points of
+    `gacc-build-step`), after one-shot bufferization and before buffer
+    deallocation:
+
+    1. Liveness: every statically shaped `memref.alloc` lives from its
+       position in program order to the last use of any value that may
+       alias it (views, casts, reshapes, loop iteration arguments and
+       results, `scf.if` results). A use inside a loop that does not
+       contain the allocation keeps the buffer alive to the loop's end.
+    2. Placement: greedy by size (largest first; as TensorFlow Lite's
+       arena planner), each buffer at the lowest 64-byte aligned offset
+       free of every buffer whose lifetime overlaps its own. Buffers
+       allocated inside a loop body live within one iteration, so all
+       iterations reuse the same bytes.
+    3. Rewrite: each placed allocation becomes a `memref.view` of the
+       workspace at its offset, and the function gets
+       `gacc.workspace_bytes`, the arena size the runtime allocates. The
+       `gacc.arena` argument attributes are dropped.
+
+    Buffers the plan cannot place stay `memref.alloc` (freed by the
+    deallocation pipeline): dynamic shapes, non-identity layouts, and
+    buffers that outlive a loop iteration that allocated them (yielded
+    to the next one). Their bytes are reported as
+    `gacc.unplanned_bytes`, counted twice for loop-carried ones (the
+    previous iteration's is alive while the next is computed).
+
+    ```mlir
+    %a = memref.alloc() : memref<64x256xf32>
+    // becomes
+    %c0 = arith.constant 0 : index
+    %a = memref.view %workspace[%c0][] : memref<?xi8> to memref<64x256xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numPlanned", "planned-buffers", "Buffers placed in the arena">,
+    Statistic<"numUnplanned", "unplanned-buffers",
+              "Buffers left to the heap">,
+    Statistic<"plannedBytes", "planned-bytes",
+              "Bytes of the placed buffers, without reuse">,
+    Statistic<"workspaceBytes", "workspace-bytes",
+              "Bytes of the workspace arena, with reuse">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 #endif // GACC_PASSES_TD

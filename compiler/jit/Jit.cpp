@@ -42,6 +42,7 @@ mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
   buildCpuPipeline(pm, options);
   if (failed(pm.run(module)))
     return failure();
+  describeWorkspace(module, result.model);
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();

@@ -16,7 +16,7 @@ gacc.train_step @t model @m batch_size 4 optimizer #gacc.adamw<lr = 0.001> grad_
 // Only the entry points remain: the model, declarations and step are gone.
 // CHECK-NOT: gacc.param
 // CHECK-LABEL: func.func @gacc_step
-// CHECK-SAME: (%[[STATE:.*]]: memref<?xi8>, %[[BATCH:.*]]: memref<?xi8>, %[[IO:.*]]: memref<?xi8>) attributes {llvm.emit_c_interface}
+// CHECK-SAME: (%[[STATE:.*]]: memref<?xi8> {gacc.arena = "state"}, %[[BATCH:.*]]: memref<?xi8> {gacc.arena = "batch"}, %[[IO:.*]]: memref<?xi8> {gacc.arena = "io"}, %{{.*}}: memref<?xi8> {gacc.arena = "workspace"}) attributes {llvm.emit_c_interface}
 // Inputs are read in place from the batch arena, parameters from the state
 // arena, each through one tensor.
 // CHECK-DAG: %[[X:.*]] = memref.view %[[BATCH]][%{{.*}}][] : memref<?xi8> to memref<4x2xf32>

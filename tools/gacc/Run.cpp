@@ -154,7 +154,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
               << ", \"lr\": " << result.lr
               << ", \"grad_norm\": " << result.gradNorm
               << ", \"samples_per_s\": " << samplesPerSecond
-              << ", \"workspace_bytes\": " << result.workspaceBytes << "}\n";
+              << ", \"peak_bytes\": " << result.peakBytes
+              << ", \"heap_bytes\": " << result.heapBytes << "}\n";
     if (terminal)
       printProgress(step + 1 - first, options.steps, result.loss,
                     samplesPerSecond);
@@ -174,10 +175,11 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
               static_cast<unsigned long long>(options.steps), total,
               options.steps * model.batchSize / std::max(total, 1e-9),
               result.loss);
-  std::printf("memory: state %.1f MiB, batch %.1f MiB, step temporaries "
-              "peak %.1f MiB (measured)\n",
+  std::printf("memory: state %.1f MiB, batch %.1f MiB, workspace %.1f MiB "
+              "(planned), heap %.1f MiB; peak %.1f MiB (measured)\n",
               model.stateBytes / 1048576.0, model.batchBytes / 1048576.0,
-              result.workspaceBytes / 1048576.0);
+              model.workspaceBytes / 1048576.0, result.heapBytes / 1048576.0,
+              result.peakBytes / 1048576.0);
 
   if (evalData) {
     double loss = 0;

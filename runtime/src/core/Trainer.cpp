@@ -38,16 +38,21 @@ Trainer::Trainer(ModelInfo model, CompiledStep compiled)
     : model_(std::move(model)), compiled_(std::move(compiled)),
       state_(std::make_unique<Arena>(model_.stateBytes)),
       batch_(std::make_unique<Arena>(model_.batchBytes)),
-      io_(std::make_unique<Arena>(model_.ioBytes)) {
-  // Compiled steps malloc and free their activations every step. Keep
-  // those blocks in the heap instead of mmap/munmap-ing them each time,
-  // which costs a page fault per page per step. (Until steps allocate from
-  // a static memory plan.)
+      io_(std::make_unique<Arena>(model_.ioBytes)),
+      workspace_(std::make_unique<Arena>(model_.workspaceBytes)) {
+  // What the memory plan leaves to the heap is malloc'ed and freed every
+  // step. Keep those blocks in the heap instead of mmap/munmap-ing them
+  // each time, which costs a page fault per page per step.
   ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
   ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 Trainer::~Trainer() = default;
+
+int64_t Trainer::arenaBytes() const {
+  return model_.stateBytes + model_.batchBytes + model_.ioBytes +
+         model_.workspaceBytes;
+}
 
 void Trainer::initialize(uint64_t seed) {
   std::memset(state_->data, 0, model_.stateBytes);
@@ -161,8 +166,9 @@ Status Trainer::setBatch(const Batch &batch) {
 
 void Trainer::call(PackedEntry entry) {
   Arena::Descriptor *descriptors[] = {&state_->descriptor, &batch_->descriptor,
-                                      &io_->descriptor};
-  void *args[] = {&descriptors[0], &descriptors[1], &descriptors[2]};
+                                      &io_->descriptor, &workspace_->descriptor};
+  void *args[] = {&descriptors[0], &descriptors[1], &descriptors[2],
+                  &descriptors[3]};
   entry(args);
 }
 
@@ -178,7 +184,8 @@ Status Trainer::step(StepResult &result) {
   resetCpuMemoryPeak();
   CpuMemoryStats before = cpuMemoryStats();
   call(compiled_.step);
-  result.workspaceBytes = cpuMemoryStats().peakBytes - before.liveBytes;
+  result.heapBytes = cpuMemoryStats().peakBytes - before.liveBytes;
+  result.peakBytes = arenaBytes() + result.heapBytes;
   result.loss = loadElement(model_.loss.dtype, io_->data + model_.loss.offset, 0);
   result.gradNorm =
       loadElement(model_.gradNorm.dtype, io_->data + model_.gradNorm.offset, 0);

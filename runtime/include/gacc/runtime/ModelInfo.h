@@ -1,7 +1,8 @@
 //===- ModelInfo.h - what the runtime knows of a compiled step --*- C++ -*-===//
 //
 // Everything the runtime needs to run a compiled training step without the
-// compiler: where each tensor lives in the three arenas (state, batch, io),
+// compiler: where each tensor lives in the arenas (state, batch, io; the
+// workspace holds the step's temporaries),
 // how parameters are initialized, and the optimizer, schedule and batch
 // configuration. The compiler fills it in from the IR.
 //
@@ -79,6 +80,11 @@ struct ModelInfo {
   /// The model's further results ("output.1", ...), e.g. logits.
   std::vector<TensorSlot> outputs;
   int64_t stateBytes = 0, batchBytes = 0, ioBytes = 0;
+  /// The workspace arena: the step's temporaries (activations, gradients in
+  /// flight) at the offsets of the compiler's static memory plan.
+  int64_t workspaceBytes = 0;
+  /// The plan's estimate of the temporaries it left to the heap.
+  int64_t unplannedBytes = 0;
   int64_t batchSize = 0;
   OptimizerConfig optimizer;
   ScheduleConfig schedule;

@@ -21,7 +21,7 @@ namespace gacc::rt {
 
 /// An entry point compiled with MLIR's C interface, called through its
 /// packed wrapper: `args[i]` points to a pointer to the i-th arena's
-/// descriptor (state, batch, io).
+/// descriptor (state, batch, io, workspace).
 using PackedEntry = void (*)(void **args);
 
 struct CompiledStep {
@@ -35,9 +35,11 @@ struct StepResult {
   double loss = 0.0;
   double gradNorm = 0.0;
   double lr = 0.0;
-  /// Peak bytes of the temporaries the compiled step allocated
-  /// (activations, gradients in flight, workspace), measured.
-  int64_t workspaceBytes = 0;
+  /// Peak bytes of the temporaries the compiled step allocated from the
+  /// heap (those the memory plan did not place in the workspace), measured.
+  int64_t heapBytes = 0;
+  /// The step's measured high-water mark: every arena plus `heapBytes`.
+  int64_t peakBytes = 0;
 };
 
 class Trainer {
@@ -48,6 +50,8 @@ public:
   Trainer &operator=(const Trainer &) = delete;
 
   const ModelInfo &model() const { return model_; }
+  /// Bytes of the arenas the trainer holds (state, batch, io, workspace).
+  int64_t arenaBytes() const;
   uint64_t stepCount() const { return step_; }
 
   /// Fresh parameters from their initializers mixed with `seed`; zero
@@ -82,7 +86,7 @@ private:
 
   ModelInfo model_;
   CompiledStep compiled_;
-  std::unique_ptr<Arena> state_, batch_, io_;
+  std::unique_ptr<Arena> state_, batch_, io_, workspace_;
   uint64_t step_ = 0;
 };
 

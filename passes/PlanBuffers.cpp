@@ -1,0 +1,216 @@
+//===- PlanBuffers.cpp - a static plan of a step's temporaries --------------===//
+
+#include "passes/Passes.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::gacc {
+#define GEN_PASS_DEF_PLANBUFFERS
+#include "passes/Passes.h.inc"
+} // namespace mlir::gacc
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+namespace {
+constexpr int64_t kAlignment = 64;
+
+/// One allocation and the closed interval of program positions it lives in.
+struct Buffer {
+  memref::AllocOp alloc;
+  int64_t bytes = 0;
+  int64_t start = 0, end = 0;
+  int64_t offset = -1;
+  bool overlapsInTime(const Buffer &other) const {
+    return start <= other.end && other.start <= end;
+  }
+};
+
+/// Positions of ops in a pre-order walk; `last[op]` is the last position
+/// nested in `op` (its own for ops without regions).
+struct ProgramOrder {
+  DenseMap<Operation *, int64_t> first, last;
+  int64_t next = 0;
+  void number(Operation *op) {
+    first[op] = next++;
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Operation &nested : block)
+          number(&nested);
+    last[op] = next - 1;
+  }
+};
+
+/// Computes the lifetime of `buffer.alloc`; false when the buffer outlives
+/// the loop iteration (or function) that allocates it.
+bool computeLifetime(Buffer &buffer, const ProgramOrder &order) {
+  Operation *allocOp = buffer.alloc;
+  buffer.start = buffer.end = order.first.lookup(allocOp);
+  // A use inside a loop that does not contain the allocation happens in
+  // every iteration: the buffer lives to the loop's end.
+  auto extendTo = [&](Operation *user) {
+    Operation *reach = user;
+    for (Operation *parent = user->getParentOp();
+         parent && !isa<func::FuncOp>(parent); parent = parent->getParentOp())
+      if (isa<LoopLikeOpInterface>(parent) && !parent->isAncestor(allocOp))
+        reach = parent;
+    buffer.end = std::max(buffer.end, order.last.lookup(reach));
+  };
+
+  SmallVector<Value> worklist{buffer.alloc.getResult()};
+  DenseSet<Value> aliases(worklist.begin(), worklist.end());
+  auto alias = [&](Value value) {
+    if (aliases.insert(value).second)
+      worklist.push_back(value);
+  };
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      extendTo(user);
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
+        if (view.getViewSource() == value)
+          for (Value result : user->getResults())
+            alias(result);
+        continue;
+      }
+      if (auto loop = dyn_cast<scf::ForOp>(user)) {
+        if (OpResult result = loop.getTiedLoopResult(&use)) {
+          alias(loop.getTiedLoopRegionIterArg(&use));
+          alias(result);
+        }
+        continue;
+      }
+      if (auto yield = dyn_cast<scf::YieldOp>(user)) {
+        Operation *parent = yield->getParentOp();
+        unsigned index = use.getOperandNumber();
+        if (auto loop = dyn_cast<scf::ForOp>(parent)) {
+          // Carried into the next iteration of the loop that allocates it.
+          if (loop->isAncestor(allocOp))
+            return false;
+          alias(loop.getRegionIterArgs()[index]);
+          alias(loop.getResult(index));
+        } else if (isa<scf::IfOp>(parent)) {
+          alias(parent->getResult(index));
+        } else {
+          return false;
+        }
+        continue;
+      }
+      if (isa<func::ReturnOp>(user))
+        return false;
+      // Any other op that returns a memref might return this one.
+      for (Value result : user->getResults())
+        if (isa<BaseMemRefType>(result.getType()))
+          alias(result);
+    }
+  }
+  return true;
+}
+
+/// Greedy by size: the largest buffers first, each at the lowest aligned
+/// offset that no buffer alive at the same time occupies. Returns the
+/// arena size.
+int64_t placeBuffers(MutableArrayRef<Buffer> buffers) {
+  SmallVector<Buffer *> bySize;
+  for (Buffer &buffer : buffers)
+    bySize.push_back(&buffer);
+  llvm::stable_sort(bySize, [](const Buffer *a, const Buffer *b) {
+    return a->bytes > b->bytes;
+  });
+  int64_t arenaBytes = 0;
+  SmallVector<const Buffer *> placed;
+  for (Buffer *buffer : bySize) {
+    SmallVector<const Buffer *> conflicts;
+    for (const Buffer *other : placed)
+      if (other->overlapsInTime(*buffer))
+        conflicts.push_back(other);
+    llvm::sort(conflicts, [](const Buffer *a, const Buffer *b) {
+      return a->offset < b->offset;
+    });
+    int64_t offset = 0;
+    for (const Buffer *other : conflicts) {
+      if (offset + buffer->bytes <= other->offset)
+        break;
+      offset = std::max(
+          offset, static_cast<int64_t>(llvm::alignTo(
+                      other->offset + other->bytes, kAlignment)));
+    }
+    buffer->offset = offset;
+    arenaBytes = std::max(arenaBytes, offset + buffer->bytes);
+    placed.push_back(buffer);
+  }
+  return static_cast<int64_t>(llvm::alignTo(arenaBytes, kAlignment));
+}
+
+std::optional<int64_t> staticBytes(MemRefType type) {
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      !type.getElementType().isIntOrFloat())
+    return std::nullopt;
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
+struct PlanBuffersPass : public gacc::impl::PlanBuffersBase<PlanBuffersPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    Value workspace;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto role = func.getArgAttrOfType<StringAttr>(i, kArenaAttrName))
+        if (role.getValue() == "workspace")
+          workspace = func.getArgument(i);
+    if (!workspace)
+      return;
+    // The roles have served their purpose; LLVM has no use for them.
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      func.removeArgAttr(i, kArenaAttrName);
+
+    ProgramOrder order;
+    for (Operation &op : func.getBody().getOps())
+      order.number(&op);
+
+    SmallVector<Buffer> buffers;
+    int64_t unplannedBytes = 0;
+    func.walk([&](memref::AllocOp alloc) {
+      std::optional<int64_t> bytes = staticBytes(alloc.getType());
+      Buffer buffer{alloc, bytes.value_or(0)};
+      if (!bytes || (alloc.getAlignment() &&
+                     kAlignment % static_cast<int64_t>(*alloc.getAlignment()))) {
+        ++numUnplanned;
+        return;
+      }
+      if (!computeLifetime(buffer, order)) {
+        // Loop-carried: this iteration's and the previous one's.
+        unplannedBytes += 2 * buffer.bytes;
+        ++numUnplanned;
+        return;
+      }
+      buffers.push_back(buffer);
+    });
+    int64_t arenaBytes = placeBuffers(buffers);
+
+    OpBuilder b(func.getContext());
+    for (Buffer &buffer : buffers) {
+      for (Operation *user : llvm::make_early_inc_range(buffer.alloc->getUsers()))
+        if (isa<memref::DeallocOp>(user))
+          user->erase();
+      b.setInsertionPoint(buffer.alloc);
+      Value offset =
+          arith::ConstantIndexOp::create(b, buffer.alloc.getLoc(), buffer.offset);
+      Value view = memref::ViewOp::create(b, buffer.alloc.getLoc(),
+                                          buffer.alloc.getType(), workspace,
+                                          offset, ValueRange{});
+      buffer.alloc.replaceAllUsesWith(view);
+      buffer.alloc.erase();
+      plannedBytes += buffer.bytes;
+    }
+    numPlanned += buffers.size();
+    workspaceBytes += arenaBytes;
+    func->setAttr(kWorkspaceBytesAttrName, b.getI64IntegerAttr(arenaBytes));
+    func->setAttr(kUnplannedBytesAttrName, b.getI64IntegerAttr(unplannedBytes));
+  }
+};
+} // namespace
