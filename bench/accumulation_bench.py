@@ -41,7 +41,7 @@ def measure(gacc, model, k, steps, work):
                    check=True, stdout=subprocess.DEVNULL)
     rows = [json.loads(line) for line in open(metrics)][5:]
     return (statistics.median(r["samples_per_s"] for r in rows),
-            max(r["workspace_bytes"] for r in rows))
+            max(r["peak_bytes"] for r in rows))
 
 
 def main():
@@ -50,7 +50,7 @@ def main():
     p.add_argument("--steps", type=int, default=40)
     a = p.parse_args()
     print(f"{'model':16} {'batch':>5} {'K':>2} {'micro':>5} {'samples/s':>10} "
-          f"{'time vs K=1':>11} {'peak temporaries':>17}")
+          f"{'time vs K=1':>11} {'peak memory':>13}")
     with tempfile.TemporaryDirectory() as work:
         for name, path, batch, ks in models(work):
             base = None
@@ -59,7 +59,7 @@ def main():
                 base = base or rate
                 print(f"{name:16} {batch:5d} {k:2d} {-(-batch // k):5d} "
                       f"{rate:10.0f} {base / rate:10.3f}x "
-                      f"{peak / 2**20:13.1f} MiB")
+                      f"{peak / 2**20:9.1f} MiB")
 
 
 if __name__ == "__main__":

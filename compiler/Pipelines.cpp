@@ -37,6 +37,7 @@ void gacc::buildGaccToLinalgPipeline(OpPassManager &pm) {
 }
 
 void gacc::buildCpuCodegenPipeline(OpPassManager &pm) {
+  pm.addPass(createAccumulateInPlace());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   // Accumulation loops carry fresh tensors (sums) in their iter_args.

@@ -46,4 +46,38 @@ def FuseElementwise : Pass<"gacc-cpu-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AccumulateInPlace : Pass<"gacc-cpu-accumulate-in-place"> {
+  let summary = "Update loop-carried sums in place";
+  let description = [{
+    Gradient accumulation loops (`gacc-accumulate`) carry sums in their
+    `scf.for` iteration arguments. Left alone, every iteration computes the
+    new sum into a fresh buffer, yields it, and frees the old one: a loop-
+    carried allocation the memory plan cannot place and a full pass over
+    the accumulator per micro-batch. This pass makes each sum update its
+    iteration argument in place, so that bufferization yields the same
+    buffer every iteration:
+
+    * `acc + A·B`, where the matmul starts from zeros, becomes a matmul
+      that accumulates into `acc` (BLAS with beta = 1): the gradient of a
+      weight is added without a temporary;
+    * any other elementwise update that reads `acc` at the position it
+      writes (bias gradients, the loss sum) writes into `acc`;
+    * splat constants that initialize iteration arguments (the zeroed
+      accumulators) become `linalg.fill`, which bufferizes to a writable
+      buffer instead of a copy of a global.
+
+    ```mlir
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<256x784xf32>)
+    %g = linalg.generic {...matmul...} ins(%a, %b : ...) outs(%z : ...)
+    %s = linalg.generic {...addf...} ins(%acc, %g : ...) outs(%e2 : ...)
+    scf.yield %s
+    // becomes
+    %s = linalg.generic {...matmul...} ins(%a, %b : ...) outs(%acc : ...)
+    scf.yield %s
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // GACC_TARGET_CPU_PASSES_TD

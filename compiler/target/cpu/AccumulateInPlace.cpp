@@ -1,0 +1,113 @@
+//===- AccumulateInPlace.cpp - loop-carried sums updated in place -----------===//
+
+#include "compiler/target/cpu/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir::gacc {
+#define GEN_PASS_DEF_ACCUMULATEINPLACE
+#include "compiler/target/cpu/Passes.h.inc"
+} // namespace mlir::gacc
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+namespace {
+bool isElementwise(linalg::GenericOp op) {
+  return op.getNumDpsInits() == 1 &&
+         op.getNumLoops() == op.getNumParallelLoops();
+}
+
+/// `op` computes `in0 + in1`, every operand indexed by the identity.
+bool isIdentityAdd(linalg::GenericOp op) {
+  if (!isElementwise(op) || op.getNumDpsInputs() != 2 ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return false;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || &body.front() != add.getOperation())
+    return false;
+  Value in0 = body.getArgument(0), in1 = body.getArgument(1);
+  return (add.getLhs() == in0 && add.getRhs() == in1) ||
+         (add.getLhs() == in1 && add.getRhs() == in0);
+}
+
+/// `acc + A·B` with the matmul starting from zeros: the matmul, now
+/// accumulating into `acc`.
+bool foldIntoMatmul(linalg::GenericOp add, BlockArgument acc) {
+  if (!isIdentityAdd(add))
+    return false;
+  Value other = add.getDpsInputs()[0] == acc ? add.getDpsInputs()[1]
+                                             : add.getDpsInputs()[0];
+  auto matmul = other.getDefiningOp<linalg::GenericOp>();
+  if (!matmul || !matmul->hasOneUse() || !matchMatmul(matmul) ||
+      other.getType() != acc.getType())
+    return false;
+  auto fill = matmul.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !matchPattern(fill.value(), m_AnyZeroFloat()))
+    return false;
+  matmul.getDpsInitsMutable()[0].assign(acc);
+  // The matmul must come after everything else that reads `acc`.
+  matmul->moveBefore(add);
+  add.getResult(0).replaceAllUsesWith(matmul.getResult(0));
+  add.erase();
+  return true;
+}
+
+/// An elementwise update that reads `acc` where it writes: write into it.
+bool writeIntoAccumulator(linalg::GenericOp update, BlockArgument acc) {
+  if (!isElementwise(update) || update.getResult(0).getType() != acc.getType())
+    return false;
+  OpOperand *init = update.getDpsInitOperand(0);
+  if (update.payloadUsesValueFromOperand(init))
+    return false;
+  AffineMap written = update.getMatchingIndexingMap(init);
+  for (OpOperand *input : update.getDpsInputOperands())
+    if (input->get() == acc &&
+        update.getMatchingIndexingMap(input) == written) {
+      init->set(acc);
+      return true;
+    }
+  return false;
+}
+
+/// A splat constant initializing an iteration argument, as a fill.
+void fillInitialValue(scf::ForOp loop, OpOperand &init) {
+  auto constant = init.get().getDefiningOp<arith::ConstantOp>();
+  auto splat = constant ? dyn_cast<SplatElementsAttr>(constant.getValue())
+                        : SplatElementsAttr();
+  if (!splat)
+    return;
+  OpBuilder b(loop);
+  auto type = cast<RankedTensorType>(splat.getType());
+  Value empty = tensor::EmptyOp::create(b, loop.getLoc(), type.getShape(),
+                                        type.getElementType());
+  Value value = arith::ConstantOp::create(b, loop.getLoc(),
+                                          splat.getSplatValue<TypedAttr>());
+  init.set(linalg::FillOp::create(b, loop.getLoc(), value, empty).result());
+}
+
+struct AccumulateInPlacePass
+    : public gacc::impl::AccumulateInPlaceBase<AccumulateInPlacePass> {
+  void runOnOperation() override {
+    getOperation()->walk([](scf::ForOp loop) {
+      auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+      for (auto [init, acc, next] :
+           llvm::zip(loop.getInitArgsMutable(), loop.getRegionIterArgs(),
+                     yield->getOpOperands())) {
+        if (!isa<RankedTensorType>(acc.getType()))
+          continue;
+        auto update = next.get().getDefiningOp<linalg::GenericOp>();
+        if (!update || !update->hasOneUse())
+          continue;
+        if (!foldIntoMatmul(update, acc))
+          writeIntoAccumulator(update, acc);
+        fillInitialValue(loop, init);
+      }
+    });
+  }
+};
+} // namespace
