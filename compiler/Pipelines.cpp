@@ -36,7 +36,7 @@ void gacc::buildGaccToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void gacc::buildCpuCodegenPipeline(OpPassManager &pm) {
+void gacc::buildCpuBufferizePipeline(OpPassManager &pm) {
   pm.addPass(createAccumulateInPlace());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -48,6 +48,10 @@ void gacc::buildCpuCodegenPipeline(OpPassManager &pm) {
   // Temporaries go to the workspace arena; the deallocation pipeline frees
   // what the plan leaves to the heap.
   pm.addNestedPass<func::FuncOp>(createPlanBuffers());
+}
+
+void gacc::buildCpuCodegenPipeline(OpPassManager &pm) {
+  buildCpuBufferizePipeline(pm);
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   pm.addPass(createMatmulToCall());
@@ -80,6 +84,10 @@ void gacc::registerPipelines() {
   PassPipelineRegistration<>("gacc-to-linalg-pipeline",
                              "Lower gacc ops to fused linalg on tensors",
                              buildGaccToLinalgPipeline);
+  PassPipelineRegistration<>(
+      "gacc-cpu-bufferize-pipeline",
+      "Bufferize linalg on tensors and plan the step's temporaries",
+      buildCpuBufferizePipeline);
   PassPipelineRegistration<>("gacc-cpu-codegen-pipeline",
                              "Bufferize and lower linalg to the LLVM dialect",
                              buildCpuCodegenPipeline);

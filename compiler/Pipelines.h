@@ -6,8 +6,11 @@
 //   gacc-training-pipeline    gacc → step/eval functions over gacc ops
 //                             (autodiff, step builder, decomposition)
 //   gacc-to-linalg-pipeline   gacc → linalg/tensor/arith/math, fused
-//   gacc-cpu-codegen-pipeline bufferization, loops, LLVM dialect
-//   gacc-cpu-pipeline         the three above, end to end
+//   gacc-cpu-bufferize-pipeline
+//                             in-place accumulators, bufferization, the
+//                             static memory plan (what `gacc plan` reads)
+//   gacc-cpu-codegen-pipeline the above, deallocation, loops, LLVM dialect
+//   gacc-cpu-pipeline         training, to-linalg and codegen, end to end
 //
 //===----------------------------------------------------------------------===//
 #ifndef GACC_COMPILER_PIPELINES_H
@@ -29,6 +32,7 @@ struct TrainingPipelineOptions
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 void buildGaccToLinalgPipeline(OpPassManager &pm);
+void buildCpuBufferizePipeline(OpPassManager &pm);
 void buildCpuCodegenPipeline(OpPassManager &pm);
 void buildCpuPipeline(OpPassManager &pm,
                       const TrainingPipelineOptions &options);

@@ -1,8 +1,7 @@
 //===- StateMemory.h - memory that lives across training steps --*- C++ -*-===//
 //
 // Bytes of parameters, gradients and optimizer state of a training step,
-// from the declarations alone. The memory planner (activations, workspace,
-// peak) builds on it.
+// from the declarations alone. The memory plan (MemoryPlan.h) builds on it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GACC_COMPILER_PLAN_STATEMEMORY_H
@@ -29,10 +28,6 @@ struct StateMemory {
 
 /// The state memory of `step` on one rank without sharding.
 StateMemory computeStateMemory(TrainStepOp step);
-
-/// Prints the configuration of `step`, its parameter table and its state
-/// memory as the human-readable report of `gacc plan`.
-void printStateReport(llvm::raw_ostream &os, TrainStepOp step);
 
 /// "1.5 MiB"-style byte counts.
 std::string formatBytes(int64_t bytes);

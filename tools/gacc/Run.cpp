@@ -201,4 +201,15 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
   return 0;
 }
 
+Status measureOneStep(Trainer &trainer, StepResult &result) {
+  trainer.initialize(/*seed=*/0);
+  std::unique_ptr<Dataset> data = Dataset::synthetic(trainer.model(), 0);
+  Batch batch;
+  if (Status s = data->batch(0, batch); !s)
+    return s;
+  if (Status s = trainer.setBatch(batch); !s)
+    return s;
+  return trainer.step(result);
+}
+
 } // namespace gacc

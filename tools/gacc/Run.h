@@ -20,6 +20,9 @@ struct RunOptions {
 /// to stdout and errors to stderr. Returns the process exit code.
 int runTraining(rt::Trainer &trainer, const RunOptions &options);
 
+/// One step from fresh parameters on synthetic data, for measurements.
+rt::Status measureOneStep(rt::Trainer &trainer, rt::StepResult &result);
+
 } // namespace gacc
 
 #endif // GACC_TOOLS_GACC_RUN_H

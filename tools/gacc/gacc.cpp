@@ -14,7 +14,7 @@
 #include "compiler/InitAll.h"
 #include "compiler/jit/Jit.h"
 #include "compiler/LoadModel.h"
-#include "compiler/plan/StateMemory.h"
+#include "compiler/plan/MemoryPlan.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/AsmState.h"
@@ -101,6 +101,22 @@ static cl::opt<int64_t> accumulationSteps(
     cl::desc("Accumulate over K micro-batches of ceil(batch / K) examples"),
     cl::sub(runCommand), cl::sub(planCommand), cl::cat(batchCategory));
 
+static cl::opt<std::string> memoryBudget(
+    "memory-budget",
+    cl::desc("Use the largest micro-batch whose planned peak fits in this "
+             "many bytes (8GiB, 512MiB, 1.5GB, 1e9, ...)"),
+    cl::value_desc("bytes"), cl::sub(runCommand), cl::sub(planCommand),
+    cl::cat(batchCategory));
+
+static cl::OptionCategory planCategory("Plan options");
+static cl::opt<bool> planJson("json", cl::desc("Print the plan as JSON"),
+                              cl::sub(planCommand), cl::cat(planCategory));
+static cl::opt<bool> planMeasure(
+    "measure",
+    cl::desc("Also compile and run one step (synthetic data) and print the "
+             "measured peak next to the plan's"),
+    cl::sub(planCommand), cl::cat(planCategory));
+
 namespace {
 /// Parses and verifies the model and finds its step; null after an error.
 struct LoadedModel {
@@ -122,13 +138,32 @@ struct LoadedModel {
     return step && succeeded(applyBatchOptions());
   }
 
-  /// --micro-batch / --accumulation-steps override the step's attribute;
-  /// the step is verified again, so bad values get its diagnostics.
+  /// --micro-batch / --accumulation-steps / --memory-budget override the
+  /// step's attribute; the step is verified again, so bad values get its
+  /// diagnostics.
   mlir::LogicalResult applyBatchOptions() {
-    if (microBatch.getNumOccurrences() &&
-        accumulationSteps.getNumOccurrences())
-      return step.emitError("give --micro-batch or --accumulation-steps, not "
-                            "both");
+    if (microBatch.getNumOccurrences() + accumulationSteps.getNumOccurrences() +
+            memoryBudget.getNumOccurrences() >
+        1)
+      return step.emitError("give one of --micro-batch, --accumulation-steps "
+                            "and --memory-budget");
+    if (memoryBudget.getNumOccurrences()) {
+      std::optional<int64_t> budget = mlir::gacc::parseByteSize(memoryBudget);
+      if (!budget)
+        return step.emitError("--memory-budget: '")
+               << memoryBudget << "' is not a byte size (such as 8GiB, "
+               << "512MiB or 1e9)";
+      FailureOr<mlir::gacc::MemoryPlan> plan =
+          mlir::gacc::fitMicroBatch(step, *budget);
+      if (failed(plan))
+        return mlir::failure();
+      errs() << "gacc: memory budget " << mlir::gacc::formatBytes(*budget)
+             << ": micro-batch " << plan->microBatchSize << " ("
+             << plan->accumulationSteps << " accumulation step"
+             << (plan->accumulationSteps == 1 ? "" : "s") << "), planned peak "
+             << mlir::gacc::formatBytes(plan->peakBytes()) << "\n";
+      return mlir::success();
+    }
     int64_t batch = step.getBatchSize(), micro = 0;
     if (microBatch.getNumOccurrences())
       micro = microBatch;
@@ -146,6 +181,36 @@ struct LoadedModel {
   }
 };
 } // namespace
+
+/// `gacc plan`: the memory plan, and with --measure one step's measurement.
+static int plan(LoadedModel &model) {
+  FailureOr<mlir::gacc::MemoryPlan> plan = mlir::gacc::planMemory(model.step);
+  if (failed(plan))
+    return 1;
+  std::optional<mlir::gacc::MeasuredMemory> measured;
+  // Printing needs the step, which compiling the module consumes.
+  mlir::OwningOpRef<mlir::ModuleOp> compiled = model.module->clone();
+  if (planMeasure) {
+    FailureOr<mlir::gacc::JitStep> jit =
+        mlir::gacc::jitCompileStep(*compiled, stepName);
+    if (failed(jit))
+      return 1;
+    gacc::rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));
+    gacc::rt::StepResult result;
+    if (gacc::rt::Status s = gacc::measureOneStep(trainer, result); !s) {
+      errs() << "gacc: " << s.message() << "\n";
+      return 1;
+    }
+    measured = {result.peakBytes, result.heapBytes};
+  }
+  if (planJson)
+    mlir::gacc::printMemoryPlanJson(outs(), model.step, *plan,
+                                    measured ? &*measured : nullptr);
+  else
+    mlir::gacc::printMemoryPlan(outs(), model.step, *plan,
+                                measured ? &*measured : nullptr);
+  return 0;
+}
 
 static int notBuiltYet(StringRef what) {
   errs() << "gacc: " << inputPath << " is valid, but " << what
@@ -195,10 +260,8 @@ int main(int argc, char **argv) {
   if (!model.load())
     return 1;
 
-  if (planCommand) {
-    mlir::gacc::printStateReport(outs(), model.step);
-    return 0;
-  }
+  if (planCommand)
+    return plan(model);
   if (compileCommand)
     return notBuiltYet("ahead-of-time compilation");
 

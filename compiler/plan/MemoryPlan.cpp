@@ -1,0 +1,269 @@
+//===- MemoryPlan.cpp - what a training step needs, before it runs ----------===//
+
+#include "compiler/plan/MemoryPlan.h"
+#include "compiler/Describe.h"
+#include "compiler/Pipelines.h"
+#include "passes/BatchSplit.h"
+#include "passes/Passes.h"
+#include "passes/StepLayout.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+static int64_t byteSize(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  return tensor.getNumElements() *
+         ((tensor.getElementTypeBitWidth() + 7) / 8);
+}
+
+/// Bytes of the forward values one micro-batch's backward reads: in the
+/// gradient function (the forward's ops, then the backward's), the results
+/// of forward ops with a use among the backward ops. Parameters and inputs
+/// live in their arenas and are not counted.
+static FailureOr<int64_t> savedActivationBytes(TrainStepOp step) {
+  OwningOpRef<ModuleOp> scratch =
+      step->getParentOfType<ModuleOp>().clone();
+  TrainStepOp copy = TrainStepOp::find(*scratch, step.getSymName());
+  func::FuncOp model = copy.getModelFunc();
+  int64_t batch = copy.getBatchSize();
+  int64_t micro = copy.getEffectiveMicroBatchSize();
+  if (micro < batch) {
+    FailureOr<func::FuncOp> specialized =
+        specializeToMicroBatch(model, batch, micro, "gacc_plan_micro_batch");
+    if (failed(specialized))
+      return failure();
+    model = *specialized;
+  }
+  int64_t forwardOps =
+      static_cast<int64_t>(model.getBody().front().getOperations().size()) - 1;
+  FailureOr<func::FuncOp> grad = buildGradientFunction(model);
+  if (failed(grad))
+    return failure();
+
+  DenseMap<Operation *, int64_t> position;
+  for (Operation &op : grad->getBody().front())
+    position[&op] = static_cast<int64_t>(position.size());
+  int64_t bytes = 0;
+  for (Operation &op : grad->getBody().front()) {
+    if (position[&op] >= forwardOps)
+      break;
+    if (isa<LoadOp>(op))
+      continue;
+    for (Value result : op.getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return position.lookup(user) >= forwardOps;
+          }))
+        bytes += byteSize(result.getType());
+  }
+  return bytes;
+}
+
+FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
+  MemoryPlan plan;
+  plan.batchSize = step.getBatchSize();
+  plan.microBatchSize = step.getEffectiveMicroBatchSize();
+  plan.accumulationSteps = step.getAccumulationSteps();
+  plan.state = computeStateMemory(step);
+  FailureOr<StepLayout> layout = computeStepLayout(step);
+  if (failed(layout))
+    return failure();
+  plan.stateArenaBytes = layout->state.bytes;
+  plan.batchBytes = layout->batch.bytes;
+  plan.ioBytes = layout->io.bytes;
+  FailureOr<int64_t> activations = savedActivationBytes(step);
+  if (failed(activations))
+    return failure();
+  plan.activationBytes = *activations;
+
+  // Compile a copy as far as the memory plan.
+  OwningOpRef<ModuleOp> module = step->getParentOfType<ModuleOp>().clone();
+  PassManager pm(module->getContext());
+  TrainingPipelineOptions options;
+  options.step = step.getSymName().str();
+  buildTrainingPipeline(pm, options);
+  buildGaccToLinalgPipeline(pm);
+  buildCpuBufferizePipeline(pm);
+  if (failed(pm.run(*module)))
+    return failure();
+  ::gacc::rt::ModelInfo workspace;
+  describeWorkspace(*module, workspace);
+  plan.workspaceBytes = workspace.workspaceBytes;
+  plan.unplannedBytes = workspace.unplannedBytes;
+  return plan;
+}
+
+FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
+                                          int64_t budgetBytes) {
+  Builder b(step.getContext());
+  auto planFor = [&](int64_t micro) {
+    step.setMicroBatchSizeAttr(b.getI64IntegerAttr(micro));
+    return planMemory(step);
+  };
+  // The seeds' advice: the largest micro-batch that fits, then accumulate.
+  // Memory grows with the micro-batch, so bisect.
+  FailureOr<MemoryPlan> smallest = planFor(1);
+  if (failed(smallest))
+    return failure();
+  if (smallest->peakBytes() > budgetBytes)
+    return step.emitError("no micro-batch fits in the memory budget of ")
+           << formatBytes(budgetBytes) << ": the smallest (1 example) needs "
+           << formatBytes(smallest->peakBytes()) << " ("
+           << smallest->peakBytes() << " bytes)";
+  MemoryPlan best = *smallest;
+  int64_t low = 1, high = step.getBatchSize();
+  while (low < high) {
+    int64_t mid = low + (high - low + 1) / 2;
+    FailureOr<MemoryPlan> plan = planFor(mid);
+    if (failed(plan))
+      return failure();
+    if (plan->peakBytes() <= budgetBytes) {
+      low = mid;
+      best = *plan;
+    } else {
+      high = mid - 1;
+    }
+  }
+  // As few accumulation steps as that allows, over micro-batches as even as
+  // possible (16 as 6+6+4 rather than 7+7+2): the same number of steps,
+  // less memory.
+  int64_t steps = llvm::divideCeil(step.getBatchSize(), low);
+  int64_t even = llvm::divideCeil(step.getBatchSize(), steps);
+  if (even == low) {
+    step.setMicroBatchSizeAttr(b.getI64IntegerAttr(low));
+    return best;
+  }
+  return planFor(even);
+}
+
+std::optional<int64_t> mlir::gacc::parseByteSize(StringRef text) {
+  text = text.trim();
+  // The unit is the trailing letters; the rest is a number ("1.5", "1e9").
+  size_t unitStart = text.size();
+  while (unitStart > 0 && llvm::isAlpha(text[unitStart - 1]))
+    --unitStart;
+  std::string unit = text.drop_front(unitStart).lower();
+  double value = 0;
+  if (text.take_front(unitStart).trim().getAsDouble(value))
+    return std::nullopt;
+  static const std::pair<const char *, double> units[] = {
+      {"", 1},       {"b", 1},      {"kb", 1e3},        {"mb", 1e6},
+      {"gb", 1e9},   {"tb", 1e12},  {"kib", 0x1p10},    {"mib", 0x1p20},
+      {"gib", 0x1p30}, {"tib", 0x1p40}};
+  for (auto [name, scale] : units)
+    if (unit == name) {
+      double bytes = value * scale;
+      if (!(bytes >= 0 && bytes < 0x1p62))
+        return std::nullopt;
+      return static_cast<int64_t>(bytes);
+    }
+  return std::nullopt;
+}
+
+static std::string shapeString(RankedTensorType type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(type.getShape(), os, "x");
+  if (type.getRank() == 0)
+    os << "scalar";
+  return text;
+}
+
+void mlir::gacc::printMemoryPlan(raw_ostream &os, TrainStepOp step,
+                           const MemoryPlan &plan,
+                           const MeasuredMemory *measured) {
+  auto module = step->getParentOfType<ModuleOp>();
+  ZeroAttr zero = step.getEffectiveZero();
+  os << "step @" << step.getSymName() << ": model @" << step.getModel()
+     << ", batch " << plan.batchSize << " (micro-batch " << plan.microBatchSize
+     << ", " << plan.accumulationSteps << " accumulation step"
+     << (plan.accumulationSteps == 1 ? "" : "s") << ")\n";
+  os << "optimizer " << step.getOptimizer() << "\n";
+  os << "schedule " << step.getEffectiveSchedule() << ", precision "
+     << stringifyPrecision(step.getEffectivePrecision()) << ", remat "
+     << stringifyRematPolicy(step.getEffectiveRemat().getPolicy())
+     << ", ZeRO stage " << zero.getStage() << " on " << zero.getRanks()
+     << " rank" << (zero.getRanks() == 1 ? "" : "s") << "\n\n";
+
+  size_t nameWidth = 9;
+  for (ParamOp param : module.getOps<ParamOp>())
+    nameWidth = std::max(nameWidth, param.getSymName().size());
+  os << llvm::left_justify("parameter", nameWidth) << "  "
+     << llvm::left_justify("shape", 14) << llvm::left_justify("type", 6)
+     << llvm::right_justify("elements", 12) << llvm::right_justify("bytes", 12)
+     << "\n";
+  for (ParamOp param : module.getOps<ParamOp>()) {
+    RankedTensorType type = param.getTensorType();
+    std::string elementType;
+    llvm::raw_string_ostream(elementType) << type.getElementType();
+    os << llvm::left_justify(param.getSymName(), nameWidth) << "  "
+       << llvm::left_justify(shapeString(type), 14)
+       << llvm::left_justify(elementType, 6)
+       << llvm::right_justify(std::to_string(type.getNumElements()), 12)
+       << llvm::right_justify(formatBytes(byteSize(type)), 12) << "\n";
+  }
+  os << plan.state.parameterCount << " parameters, "
+     << plan.state.parameterElements << " elements\n\n";
+
+  os << "memory of one step (one rank, unsharded):\n";
+  auto row = [&](StringRef what, int64_t bytes, StringRef note = "") {
+    os << "  " << llvm::left_justify(what, 18)
+       << llvm::right_justify(formatBytes(bytes), 12);
+    if (!note.empty())
+      os << "  " << note;
+    os << "\n";
+  };
+  row("parameters", plan.state.parameterBytes);
+  row("gradients", plan.state.gradientBytes);
+  row("optimizer state", plan.state.optimizerBytes);
+  row("batch", plan.batchBytes, "inputs of the global batch");
+  row("step io", plan.ioBytes, "loss, norms, outputs");
+  row("workspace", plan.workspaceBytes,
+      "temporaries, placed with reuse by the static plan");
+  row("  activations", plan.activationBytes,
+      "of it: forward values the backward reads, per micro-batch");
+  if (plan.unplannedBytes)
+    row("heap", plan.unplannedBytes, "temporaries the plan could not place");
+  row("peak", plan.peakBytes(), "predicted");
+  if (measured) {
+    double error = plan.peakBytes() == 0
+                       ? 0.0
+                       : 100.0 * (measured->peakBytes - plan.peakBytes()) /
+                             static_cast<double>(plan.peakBytes());
+    std::string note;
+    llvm::raw_string_ostream(note)
+        << "measured over one step (heap " << formatBytes(measured->heapBytes)
+        << "), " << llvm::format("%+.2f", error) << "% from the plan";
+    row("peak", measured->peakBytes, note);
+  }
+}
+
+void mlir::gacc::printMemoryPlanJson(raw_ostream &os, TrainStepOp step,
+                               const MemoryPlan &plan,
+                               const MeasuredMemory *measured) {
+  llvm::json::Object object{
+      {"step", step.getSymName()},
+      {"batch_size", plan.batchSize},
+      {"micro_batch_size", plan.microBatchSize},
+      {"accumulation_steps", plan.accumulationSteps},
+      {"parameter_elements", plan.state.parameterElements},
+      {"parameters", plan.state.parameterBytes},
+      {"gradients", plan.state.gradientBytes},
+      {"optimizer_state", plan.state.optimizerBytes},
+      {"state_arena", plan.stateArenaBytes},
+      {"batch", plan.batchBytes},
+      {"io", plan.ioBytes},
+      {"activations", plan.activationBytes},
+      {"workspace", plan.workspaceBytes},
+      {"heap", plan.unplannedBytes},
+      {"peak", plan.peakBytes()}};
+  if (measured) {
+    object["measured_peak"] = measured->peakBytes;
+    object["measured_heap"] = measured->heapBytes;
+  }
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(object))) << "\n";
+}

@@ -1,0 +1,65 @@
+//===- MemoryPlan.h - what a training step needs, before it runs -*- C++ -*-===//
+//
+// The memory of one step on one rank: the arenas the runtime allocates
+// (state: parameters, gradients, optimizer state; the batch; per-step
+// scalars and outputs; the workspace that gacc-plan-buffers lays the step's
+// temporaries out in) and what the plan leaves to the heap. Computed by
+// compiling a copy of the module up to the memory plan, without running.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GACC_COMPILER_PLAN_MEMORYPLAN_H
+#define GACC_COMPILER_PLAN_MEMORYPLAN_H
+
+#include "compiler/plan/StateMemory.h"
+#include <optional>
+
+namespace mlir::gacc {
+
+struct MemoryPlan {
+  int64_t batchSize = 0, microBatchSize = 0, accumulationSteps = 0;
+  StateMemory state;
+  /// Arena sizes, as the runtime allocates them (with alignment padding).
+  int64_t stateArenaBytes = 0, batchBytes = 0, ioBytes = 0;
+  /// Forward values of one micro-batch that its backward reads (what
+  /// rematerialization trades for recompute). They live in the workspace.
+  int64_t activationBytes = 0;
+  /// The workspace arena: every temporary of the step, placed with reuse.
+  int64_t workspaceBytes = 0;
+  /// The plan's estimate of the temporaries it could not place.
+  int64_t unplannedBytes = 0;
+
+  int64_t peakBytes() const {
+    return stateArenaBytes + batchBytes + ioBytes + workspaceBytes +
+           unplannedBytes;
+  }
+};
+
+/// What the runtime measured over one step, for `gacc plan --measure`.
+struct MeasuredMemory {
+  int64_t peakBytes = 0, heapBytes = 0;
+};
+
+/// Plans `step` with its current batch and micro-batch sizes.
+FailureOr<MemoryPlan> planMemory(TrainStepOp step);
+
+/// Sets on `step` the micro-batch size with the fewest accumulation steps
+/// whose plan fits in `budgetBytes` (the largest that fits, evened out
+/// over those steps) and returns its plan. Fails with an error on `step` that names the
+/// memory the smallest micro-batch needs when none fits.
+FailureOr<MemoryPlan> fitMicroBatch(TrainStepOp step, int64_t budgetBytes);
+
+/// "8GiB", "512 MiB", "1.5GB", "1e9", "4096": bytes; nullopt if malformed.
+std::optional<int64_t> parseByteSize(llvm::StringRef text);
+
+/// The report of `gacc plan`: configuration, parameters and the plan.
+void printMemoryPlan(llvm::raw_ostream &os, TrainStepOp step,
+                     const MemoryPlan &plan,
+                     const MeasuredMemory *measured = nullptr);
+/// The same as one JSON object.
+void printMemoryPlanJson(llvm::raw_ostream &os, TrainStepOp step,
+                         const MemoryPlan &plan,
+                         const MeasuredMemory *measured = nullptr);
+
+} // namespace mlir::gacc
+
+#endif // GACC_COMPILER_PLAN_MEMORYPLAN_H

@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""The static memory plan against the runtime's measurement.
+
+For the MLP and GPT-mini at several global batches B and micro-batches m
+(even and uneven splits): `gacc plan --measure --json` compiles the step,
+runs it once and reports the predicted and the measured peak. Checks that
+they agree within 5%, that the plan placed every temporary (no heap), and
+that the activations the backward reads fall as 1/K with K accumulation
+steps. Prints one row per configuration, then PLAN OK.
+
+usage: memory_plan.py GACC EXAMPLES_DIR WORK_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+
+
+def mlp_with_batch(examples, batch, path):
+    text = open(os.path.join(examples, "mlp.mlir")).read()
+    with open(path, "w") as f:
+        f.write(text.replace("tensor<64x", f"tensor<{batch}x")
+                .replace("tensor<64xi32>", f"tensor<{batch}xi32>")
+                .replace("batch_size 64", f"batch_size {batch}"))
+
+
+def gpt_with_batch(examples, batch, path):
+    with open(path, "w") as f:
+        subprocess.run([sys.executable, os.path.join(examples, "make_gpt.py"),
+                        "--batch", str(batch)], stdout=f, check=True)
+
+
+def plan(gacc, model, micro):
+    out = subprocess.run([gacc, "plan", model, "--measure", "--json",
+                          f"--micro-batch={micro}"],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def main():
+    gacc, examples, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    configs = [("mlp", mlp_with_batch, 64, (64, 32, 16, 8, 24)),
+               ("mlp", mlp_with_batch, 256, (256, 64)),
+               ("gpt", gpt_with_batch, 16, (16, 8, 2, 5)),
+               ("gpt", gpt_with_batch, 32, (32, 8))]
+    failures = 0
+    print(f"{'model':5} {'B':>4} {'m':>4} {'K':>3} {'activations':>12} "
+          f"{'workspace':>12} {'predicted':>12} {'measured':>12} {'error':>7}")
+    for name, make, batch, micros in configs:
+        model = os.path.join(work, f"{name}_b{batch}.mlir")
+        make(examples, batch, model)
+        full = None
+        for micro in micros:
+            p = plan(gacc, model, micro)
+            full = full or p
+            error = (p["measured_peak"] - p["peak"]) / p["measured_peak"]
+            print(f"{name:5} {batch:4d} {micro:4d} {p['accumulation_steps']:3d} "
+                  f"{p['activations']:12d} {p['workspace']:12d} "
+                  f"{p['peak']:12d} {p['measured_peak']:12d} {error:+7.2%}")
+            problems = []
+            if abs(error) > 0.05:
+                problems.append("predicted peak off by more than 5%")
+            if p["measured_heap"] or p["heap"]:
+                problems.append("temporaries left to the heap")
+            if batch % micro == 0:
+                k = batch // micro
+                expected = full["activations"] / k
+                if abs(p["activations"] - expected) > 0.05 * expected:
+                    problems.append(f"activations not ~1/{k} of the full batch's")
+            for problem in problems:
+                print(f"MISMATCH {name} B={batch} m={micro}: {problem}")
+                failures += 1
+    if failures:
+        sys.exit(1)
+    print("PLAN OK")
+
+
+if __name__ == "__main__":
+    main()
