@@ -193,14 +193,25 @@ static RankedTensorType withDim(Type type, int64_t dim, int64_t size) {
   return tensor.clone(shape);
 }
 
-FailureOr<func::FuncOp> gacc::specializeToMicroBatch(func::FuncOp model,
-                                                     int64_t batch,
-                                                     int64_t micro,
-                                                     StringRef name) {
+namespace {
+/// How the rebuilt model differs from the original besides its batch.
+enum class Rebuild {
+  /// Inputs become arguments; the loss becomes a sum (gacc-accumulate).
+  MicroBatch,
+  /// The same model over another global batch (--batch).
+  Resize,
+};
+} // namespace
+
+/// Builds `name` after `model`: `model` for batch `size` instead of
+/// `batch`, as `mode` says.
+static FailureOr<func::FuncOp> rebuildForBatch(func::FuncOp model,
+                                               int64_t batch, int64_t size,
+                                               StringRef name, Rebuild mode) {
   auto module = model->getParentOfType<ModuleOp>();
   Operation *lossOp = model.getBody().front().getTerminator()->getOperand(0)
                           .getDefiningOp();
-  if (!isa_and_nonnull<CrossEntropyOp, MseLossOp>(lossOp))
+  if (mode == Rebuild::MicroBatch && !isa_and_nonnull<CrossEntropyOp, MseLossOp>(lossOp))
     return model.emitError("gradient accumulation needs the loss (the first "
                            "result) to be a gacc.cross_entropy or "
                            "gacc.mse_loss result, so that it can be summed "
@@ -208,8 +219,9 @@ FailureOr<func::FuncOp> gacc::specializeToMicroBatch(func::FuncOp model,
 
   SmallVector<InputOp> inputs(module.getOps<InputOp>());
   SmallVector<Type> argTypes;
-  for (InputOp input : inputs)
-    argTypes.push_back(withDim(input.getTensorType(), 0, micro));
+  if (mode == Rebuild::MicroBatch)
+    for (InputOp input : inputs)
+      argTypes.push_back(withDim(input.getTensorType(), 0, size));
 
   OpBuilder b(model);
   b.setInsertionPointAfter(model);
@@ -218,15 +230,22 @@ FailureOr<func::FuncOp> gacc::specializeToMicroBatch(func::FuncOp model,
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
-  Splitter splitter(batch, micro);
+  Splitter splitter(batch, size);
   IRMapping mapping;
   for (Operation &op : model.getBody().front()) {
     if (auto load = dyn_cast<LoadOp>(op)) {
-      for (auto [i, input] : llvm::enumerate(inputs))
-        if (input.getSymName() == load.getName()) {
+      for (auto [i, input] : llvm::enumerate(inputs)) {
+        if (input.getSymName() != load.getName())
+          continue;
+        splitter.dims[load.getResult()] = 0;
+        if (mode == Rebuild::MicroBatch) {
           mapping.map(load.getResult(), entry->getArgument(i));
-          splitter.dims[load.getResult()] = 0;
+        } else {
+          Operation *clone = b.clone(op, mapping);
+          clone->getResult(0).setType(
+              withDim(load.getResult().getType(), 0, size));
         }
+      }
       if (!mapping.contains(load.getResult()))
         b.clone(op, mapping);
       continue;
@@ -254,11 +273,13 @@ FailureOr<func::FuncOp> gacc::specializeToMicroBatch(func::FuncOp model,
       b.clone(op, mapping);
       continue;
     }
-    if (&op == lossOp) {
-      // The loss: a sum over this micro-batch's examples.
-      Operation *sum = b.clone(op, mapping);
-      sum->setAttr("reduction",
-                   LossReductionAttr::get(b.getContext(), LossReduction::sum));
+    if (&op == lossOp && isa<CrossEntropyOp, MseLossOp>(op)) {
+      // The loss reduces over the examples: a sum over this micro-batch's,
+      // or the same reduction over the resized batch.
+      Operation *loss = b.clone(op, mapping);
+      if (mode == Rebuild::MicroBatch)
+        loss->setAttr("reduction", LossReductionAttr::get(
+                                       b.getContext(), LossReduction::sum));
       continue;
     }
     FailureOr<int64_t> position = splitter.resultBatchDim(&op);
@@ -268,18 +289,54 @@ FailureOr<func::FuncOp> gacc::specializeToMicroBatch(func::FuncOp model,
     }
     Operation *clone = b.clone(op, mapping);
     clone->getResult(0).setType(
-        withDim(op.getResult(0).getType(), *position, micro));
+        withDim(op.getResult(0).getType(), *position, size));
     if (auto slice = dyn_cast<SliceOp>(clone)) {
       SmallVector<int64_t> sizes(slice.getSizes());
-      sizes[*splitter.batchDim(cast<SliceOp>(op).getInput())] = micro;
+      sizes[*splitter.batchDim(cast<SliceOp>(op).getInput())] = size;
       slice.setSizes(sizes);
     }
     splitter.dims[op.getResult(0)] = *position;
   }
   if (failed(mlir::verify(func))) {
     func.erase();
-    return model.emitError("internal error: the micro-batch model does not "
+    return model.emitError("internal error: the rebuilt model does not "
                            "verify");
   }
   return func;
+}
+
+FailureOr<func::FuncOp> gacc::specializeToMicroBatch(func::FuncOp model,
+                                                     int64_t batch,
+                                                     int64_t micro,
+                                                     StringRef name) {
+  return rebuildForBatch(model, batch, micro, name, Rebuild::MicroBatch);
+}
+
+LogicalResult gacc::resizeBatch(TrainStepOp step, int64_t batch) {
+  if (batch < 1)
+    return step.emitError("the batch size must be positive, got ") << batch;
+  func::FuncOp model = step.getModelFunc();
+  auto module = step->getParentOfType<ModuleOp>();
+  std::string name = (model.getSymName() + "_batch_" + Twine(batch)).str();
+  FailureOr<func::FuncOp> resized = rebuildForBatch(
+      model, step.getBatchSize(), batch, name, Rebuild::Resize);
+  if (failed(resized))
+    return failure();
+  // The resized model takes the original's place and name.
+  StringAttr modelName = model.getSymNameAttr();
+  model.erase();
+  resized->setSymNameAttr(modelName);
+  for (InputOp input : module.getOps<InputOp>())
+    input.setType(withDim(input.getTensorType(), 0, batch));
+  // Every step of this model now trains on the new batch.
+  Builder b(step.getContext());
+  for (TrainStepOp other : module.getOps<TrainStepOp>()) {
+    if (other.getModel() != modelName.getValue())
+      continue;
+    other.setBatchSizeAttr(b.getI64IntegerAttr(batch));
+    if (other.getMicroBatchSizeAttr() &&
+        other.getEffectiveMicroBatchSize() > batch)
+      other.setMicroBatchSizeAttr(b.getI64IntegerAttr(batch));
+  }
+  return mlir::verify(module);
 }

@@ -26,6 +26,12 @@ FailureOr<func::FuncOp> specializeToMicroBatch(func::FuncOp model,
                                                int64_t batch, int64_t micro,
                                                StringRef name);
 
+/// Rebuilds the model of `step` and its input declarations for a global
+/// batch of `batch` examples (the same analysis; the loss keeps its
+/// reduction) and sets the batch size of every step of that model; a
+/// micro-batch size above the new batch becomes the batch.
+LogicalResult resizeBatch(TrainStepOp step, int64_t batch);
+
 } // namespace mlir::gacc
 
 #endif // GACC_PASSES_BATCHSPLIT_H

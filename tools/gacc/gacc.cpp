@@ -15,6 +15,7 @@
 #include "compiler/jit/Jit.h"
 #include "compiler/LoadModel.h"
 #include "compiler/plan/MemoryPlan.h"
+#include "passes/BatchSplit.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/AsmState.h"
@@ -91,6 +92,11 @@ static cl::opt<std::string> dumpGradsPath(
     cl::cat(runCategory));
 
 static cl::OptionCategory batchCategory("Batch options");
+static cl::opt<int64_t> globalBatch(
+    "batch",
+    cl::desc("Global batch size: rebuild the model for this many examples per "
+             "step (overrides the model's batch_size)"),
+    cl::sub(runCommand), cl::sub(planCommand), cl::cat(batchCategory));
 static cl::opt<int64_t> microBatch(
     "micro-batch",
     cl::desc("Micro-batch size: accumulate gradients over ceil(batch / m) "
@@ -138,10 +144,13 @@ struct LoadedModel {
     return step && succeeded(applyBatchOptions());
   }
 
-  /// --micro-batch / --accumulation-steps / --memory-budget override the
-  /// step's attribute; the step is verified again, so bad values get its
+  /// --batch resizes the model; --micro-batch / --accumulation-steps /
+  /// --memory-budget override the step's attribute; the step is verified again, so bad values get its
   /// diagnostics.
   mlir::LogicalResult applyBatchOptions() {
+    if (globalBatch.getNumOccurrences() &&
+        failed(mlir::gacc::resizeBatch(step, globalBatch)))
+      return mlir::failure();
     if (microBatch.getNumOccurrences() + accumulationSteps.getNumOccurrences() +
             memoryBudget.getNumOccurrences() >
         1)
