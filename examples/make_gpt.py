@@ -21,6 +21,10 @@ def main():
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--dropout", type=float, default=0.0,
                    help="dropout after attention and MLP (0: none)")
+    p.add_argument("--padding-mask", action="store_true",
+                   help="a 'mask' input (1: token, 0: padding) that hides "
+                   "padded keys from attention, for variable-length "
+                   "sequences (their targets are -100)")
     a = p.parse_args()
     if a.width % a.heads:
         p.error("--width must be a multiple of --heads")
@@ -81,6 +85,8 @@ def main():
     emit("")
     emit(f"  gacc.input @tokens : {ti} tokens")
     emit(f"  gacc.input @targets : {ti} labels")
+    if a.padding_mask:
+        emit(f"  gacc.input @mask : {t(B, T)} mask")
     emit("")
     emit(f"  func.func @gpt() -> tensor<f32> {{")
 
@@ -128,6 +134,15 @@ def main():
     scale = op(f"gacc.constant dense<{1.0 / math.sqrt(D)!r}> : tensor<{f}>")
     neg_inf = op(f"gacc.constant dense<0xFF800000> : tensor<{f}>")
     mask = op(f"gacc.causal_mask : tensor<{T}x{T}xi1>")
+    if a.padding_mask:
+        # An additive bias on the scores: 0 for tokens, -1e9 for padding.
+        pad = op(f"gacc.load @mask : {t(B, T)}")
+        pad = op(f"gacc.reshape {pad} : {t(B, T)} -> {t(B, 1, 1, T)}")
+        one = op(f"gacc.constant dense<1.0> : tensor<{f}>")
+        big = op(f"gacc.constant dense<1.0e+09> : tensor<{f}>")
+        pad = op(f"gacc.sub {pad}, {one} : {t(B, 1, 1, T)}, tensor<{f}>")
+        key_bias = op(f"gacc.mul {pad}, {big} : {t(B, 1, 1, T)}, "
+                      f"tensor<{f}>")
     for i in range(a.layers):
         h = f"h.{i}"
         n1 = layer_norm(x, f"{h}.ln_1")
@@ -143,6 +158,9 @@ def main():
         att = op(f"gacc.matmul {q}, {k} transpose_rhs : {t(B, H, T, D)}, "
                  f"{t(B, H, T, D)} -> {t(B, H, T, T)}")
         att = op(f"gacc.mul {att}, {scale} : {t(B, H, T, T)}, tensor<{f}>")
+        if a.padding_mask:
+            att = op(f"gacc.add {att}, {key_bias} : {t(B, H, T, T)}, "
+                     f"{t(B, 1, 1, T)}")
         att = op(f"gacc.select {mask}, {att}, {neg_inf} : tensor<{T}x{T}xi1>, "
                  f"{t(B, H, T, T)}, tensor<{f}>")
         att = op(f"gacc.softmax {att} axis = 3 : {t(B, H, T, T)}")
