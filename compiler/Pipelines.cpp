@@ -38,6 +38,7 @@ void gacc::buildGaccToLinalgPipeline(OpPassManager &pm) {
 
 void gacc::buildCpuBufferizePipeline(OpPassManager &pm) {
   pm.addPass(createAccumulateInPlace());
+  pm.addPass(createSplitFills());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   // Accumulation loops carry fresh tensors (sums) in their iter_args.

@@ -6,7 +6,9 @@ For the MLP and GPT-mini at several global batches B and micro-batches m
 runs it once and reports the predicted and the measured peak. Checks that
 they agree within 5%, that the plan placed every temporary (no heap), and
 that the activations the backward reads fall as 1/K with K accumulation
-steps. Prints one row per configuration, then PLAN OK.
+steps. Then --memory-budget on GPT-mini: the plan it picks fits, and one
+accumulation step fewer would not. Prints one row per configuration, then
+PLAN OK.
 
 usage: memory_plan.py GACC EXAMPLES_DIR WORK_DIR
 """
@@ -30,11 +32,28 @@ def gpt_with_batch(examples, batch, path):
                         "--batch", str(batch)], stdout=f, check=True)
 
 
-def plan(gacc, model, micro):
-    out = subprocess.run([gacc, "plan", model, "--measure", "--json",
-                          f"--micro-batch={micro}"],
+def plan(gacc, model, *flags):
+    out = subprocess.run([gacc, "plan", model, "--json"] + list(flags),
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)
+
+
+def check_budgets(gacc, model):
+    """The largest micro-batch that fits: K steps fit, K - 1 do not."""
+    failures = 0
+    for budget in (22 << 20, 30 << 20, 45 << 20, 1 << 30):
+        p = plan(gacc, model, f"--memory-budget={budget}")
+        k = p["accumulation_steps"]
+        fewer = (plan(gacc, model, f"--accumulation-steps={k - 1}")
+                 if k > 1 else None)
+        print(f"budget {budget:>10d}: micro-batch {p['micro_batch_size']}, "
+              f"K {k}, peak {p['peak']}"
+              + (f"; K {k - 1} would need {fewer['peak']}" if fewer else ""))
+        if p["peak"] > budget or (fewer and fewer["peak"] <= budget):
+            print(f"MISMATCH budget {budget}: not the largest micro-batch "
+                  "that fits")
+            failures += 1
+    return failures
 
 
 def main():
@@ -52,7 +71,7 @@ def main():
         make(examples, batch, model)
         full = None
         for micro in micros:
-            p = plan(gacc, model, micro)
+            p = plan(gacc, model, "--measure", f"--micro-batch={micro}")
             full = full or p
             error = (p["measured_peak"] - p["peak"]) / p["measured_peak"]
             print(f"{name:5} {batch:4d} {micro:4d} {p['accumulation_steps']:3d} "
@@ -71,6 +90,7 @@ def main():
             for problem in problems:
                 print(f"MISMATCH {name} B={batch} m={micro}: {problem}")
                 failures += 1
+    failures += check_budgets(gacc, os.path.join(examples, "gpt_mini.mlir"))
     if failures:
         sys.exit(1)
     print("PLAN OK")

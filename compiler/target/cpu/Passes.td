@@ -80,4 +80,29 @@ def AccumulateInPlace : Pass<"gacc-cpu-accumulate-in-place"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def SplitFills : Pass<"gacc-cpu-split-fills"> {
+  let summary = "Give each op that accumulates into a fill its own fill";
+  let description = [{
+    CSE merges identical `linalg.fill`s of empty tensors, such as the zeros
+    two matmuls accumulate into. Bufferization then writes the first user
+    in place and gives every other one a copy of the filled buffer. Filling
+    again is cheaper than filling once and copying: when a fill has several
+    uses, this pass clones it (and its empty tensor) right before each
+    destination-passing user.
+
+    ```mlir
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<32x256xf32>)
+    %a = linalg.matmul ins(...) outs(%z : tensor<32x256xf32>)
+    %b = linalg.matmul ins(...) outs(%z : tensor<32x256xf32>)
+    // becomes
+    %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<32x256xf32>)
+    %a = linalg.matmul ins(...) outs(%z1 : tensor<32x256xf32>)
+    %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<32x256xf32>)
+    %b = linalg.matmul ins(...) outs(%z2 : tensor<32x256xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // GACC_TARGET_CPU_PASSES_TD
