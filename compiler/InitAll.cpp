@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
+#include "compiler/BufferizationInterfaces.h"
 #include "compiler/Pipelines.h"
 #include "compiler/conversion/Passes.h"
 #include "compiler/target/cpu/Passes.h"
@@ -44,6 +45,7 @@ void mlir::gacc::registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::linalg::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::scf::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  mlir::gacc::registerBufferizableOpInterfaceExternalModels(registry);
 }
 
 void mlir::gacc::registerAllPasses() {

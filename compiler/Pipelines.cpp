@@ -18,6 +18,7 @@ using namespace mlir;
 void gacc::buildTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options) {
   pm.addPass(createAutodiff());
+  pm.addPass(createRemat());
   pm.addPass(createAccumulate());
   BuildStepOptions buildStep;
   buildStep.stepName = options.step;

@@ -48,95 +48,97 @@ module {
     %v6 = gacc.constant dense<0.17677669529663687> : tensor<f32>
     %v7 = gacc.constant dense<0xFF800000> : tensor<f32>
     %v8 = gacc.causal_mask : tensor<64x64xi1>
-    %v9 = gacc.load @h.0.ln_1.weight : tensor<128xf32>
-    %v10 = gacc.load @h.0.ln_1.bias : tensor<128xf32>
-    %v11 = gacc.layer_norm %v5, %v9, %v10 : tensor<16x64x128xf32>, tensor<128xf32>
-    %v12 = gacc.load @h.0.attn.c_attn.weight : tensor<384x128xf32>
-    %v13 = gacc.load @h.0.attn.c_attn.bias : tensor<384xf32>
-    %v14 = gacc.matmul %v11, %v12 transpose_rhs : tensor<16x64x128xf32>, tensor<384x128xf32> -> tensor<16x64x384xf32>
-    %v15 = gacc.add %v14, %v13 : tensor<16x64x384xf32>, tensor<384xf32>
-    %v16 = gacc.slice %v15 offsets = [0, 0, 0] sizes = [16, 64, 128] : tensor<16x64x384xf32> -> tensor<16x64x128xf32>
-    %v17 = gacc.reshape %v16 : tensor<16x64x128xf32> -> tensor<16x64x4x32xf32>
-    %v18 = gacc.transpose %v17 perm = [0, 2, 1, 3] : tensor<16x64x4x32xf32> -> tensor<16x4x64x32xf32>
-    %v19 = gacc.slice %v15 offsets = [0, 0, 128] sizes = [16, 64, 128] : tensor<16x64x384xf32> -> tensor<16x64x128xf32>
-    %v20 = gacc.reshape %v19 : tensor<16x64x128xf32> -> tensor<16x64x4x32xf32>
-    %v21 = gacc.transpose %v20 perm = [0, 2, 1, 3] : tensor<16x64x4x32xf32> -> tensor<16x4x64x32xf32>
-    %v22 = gacc.slice %v15 offsets = [0, 0, 256] sizes = [16, 64, 128] : tensor<16x64x384xf32> -> tensor<16x64x128xf32>
-    %v23 = gacc.reshape %v22 : tensor<16x64x128xf32> -> tensor<16x64x4x32xf32>
-    %v24 = gacc.transpose %v23 perm = [0, 2, 1, 3] : tensor<16x64x4x32xf32> -> tensor<16x4x64x32xf32>
-    %v25 = gacc.matmul %v18, %v21 transpose_rhs : tensor<16x4x64x32xf32>, tensor<16x4x64x32xf32> -> tensor<16x4x64x64xf32>
-    %v26 = gacc.mul %v25, %v6 : tensor<16x4x64x64xf32>, tensor<f32>
-    %v27 = gacc.select %v8, %v26, %v7 : tensor<64x64xi1>, tensor<16x4x64x64xf32>, tensor<f32>
-    %v28 = gacc.softmax %v27 axis = 3 : tensor<16x4x64x64xf32>
-    %v29 = gacc.matmul %v28, %v24 : tensor<16x4x64x64xf32>, tensor<16x4x64x32xf32> -> tensor<16x4x64x32xf32>
-    %v30 = gacc.transpose %v29 perm = [0, 2, 1, 3] : tensor<16x4x64x32xf32> -> tensor<16x64x4x32xf32>
-    %v31 = gacc.reshape %v30 : tensor<16x64x4x32xf32> -> tensor<16x64x128xf32>
-    %v32 = gacc.load @h.0.attn.c_proj.weight : tensor<128x128xf32>
-    %v33 = gacc.load @h.0.attn.c_proj.bias : tensor<128xf32>
-    %v34 = gacc.matmul %v31, %v32 transpose_rhs : tensor<16x64x128xf32>, tensor<128x128xf32> -> tensor<16x64x128xf32>
-    %v35 = gacc.add %v34, %v33 : tensor<16x64x128xf32>, tensor<128xf32>
-    %v36 = gacc.add %v5, %v35 : tensor<16x64x128xf32>, tensor<16x64x128xf32>
-    %v37 = gacc.load @h.0.ln_2.weight : tensor<128xf32>
-    %v38 = gacc.load @h.0.ln_2.bias : tensor<128xf32>
-    %v39 = gacc.layer_norm %v36, %v37, %v38 : tensor<16x64x128xf32>, tensor<128xf32>
-    %v40 = gacc.load @h.0.mlp.c_fc.weight : tensor<512x128xf32>
-    %v41 = gacc.load @h.0.mlp.c_fc.bias : tensor<512xf32>
-    %v42 = gacc.matmul %v39, %v40 transpose_rhs : tensor<16x64x128xf32>, tensor<512x128xf32> -> tensor<16x64x512xf32>
-    %v43 = gacc.add %v42, %v41 : tensor<16x64x512xf32>, tensor<512xf32>
-    %v44 = gacc.gelu %v43 approximation = tanh : tensor<16x64x512xf32>
-    %v45 = gacc.load @h.0.mlp.c_proj.weight : tensor<128x512xf32>
-    %v46 = gacc.load @h.0.mlp.c_proj.bias : tensor<128xf32>
-    %v47 = gacc.matmul %v44, %v45 transpose_rhs : tensor<16x64x512xf32>, tensor<128x512xf32> -> tensor<16x64x128xf32>
-    %v48 = gacc.add %v47, %v46 : tensor<16x64x128xf32>, tensor<128xf32>
-    %v49 = gacc.add %v36, %v48 : tensor<16x64x128xf32>, tensor<16x64x128xf32>
-    %v50 = gacc.load @h.1.ln_1.weight : tensor<128xf32>
-    %v51 = gacc.load @h.1.ln_1.bias : tensor<128xf32>
-    %v52 = gacc.layer_norm %v49, %v50, %v51 : tensor<16x64x128xf32>, tensor<128xf32>
-    %v53 = gacc.load @h.1.attn.c_attn.weight : tensor<384x128xf32>
-    %v54 = gacc.load @h.1.attn.c_attn.bias : tensor<384xf32>
-    %v55 = gacc.matmul %v52, %v53 transpose_rhs : tensor<16x64x128xf32>, tensor<384x128xf32> -> tensor<16x64x384xf32>
-    %v56 = gacc.add %v55, %v54 : tensor<16x64x384xf32>, tensor<384xf32>
-    %v57 = gacc.slice %v56 offsets = [0, 0, 0] sizes = [16, 64, 128] : tensor<16x64x384xf32> -> tensor<16x64x128xf32>
-    %v58 = gacc.reshape %v57 : tensor<16x64x128xf32> -> tensor<16x64x4x32xf32>
-    %v59 = gacc.transpose %v58 perm = [0, 2, 1, 3] : tensor<16x64x4x32xf32> -> tensor<16x4x64x32xf32>
-    %v60 = gacc.slice %v56 offsets = [0, 0, 128] sizes = [16, 64, 128] : tensor<16x64x384xf32> -> tensor<16x64x128xf32>
-    %v61 = gacc.reshape %v60 : tensor<16x64x128xf32> -> tensor<16x64x4x32xf32>
-    %v62 = gacc.transpose %v61 perm = [0, 2, 1, 3] : tensor<16x64x4x32xf32> -> tensor<16x4x64x32xf32>
-    %v63 = gacc.slice %v56 offsets = [0, 0, 256] sizes = [16, 64, 128] : tensor<16x64x384xf32> -> tensor<16x64x128xf32>
-    %v64 = gacc.reshape %v63 : tensor<16x64x128xf32> -> tensor<16x64x4x32xf32>
-    %v65 = gacc.transpose %v64 perm = [0, 2, 1, 3] : tensor<16x64x4x32xf32> -> tensor<16x4x64x32xf32>
-    %v66 = gacc.matmul %v59, %v62 transpose_rhs : tensor<16x4x64x32xf32>, tensor<16x4x64x32xf32> -> tensor<16x4x64x64xf32>
-    %v67 = gacc.mul %v66, %v6 : tensor<16x4x64x64xf32>, tensor<f32>
-    %v68 = gacc.select %v8, %v67, %v7 : tensor<64x64xi1>, tensor<16x4x64x64xf32>, tensor<f32>
-    %v69 = gacc.softmax %v68 axis = 3 : tensor<16x4x64x64xf32>
-    %v70 = gacc.matmul %v69, %v65 : tensor<16x4x64x64xf32>, tensor<16x4x64x32xf32> -> tensor<16x4x64x32xf32>
-    %v71 = gacc.transpose %v70 perm = [0, 2, 1, 3] : tensor<16x4x64x32xf32> -> tensor<16x64x4x32xf32>
-    %v72 = gacc.reshape %v71 : tensor<16x64x4x32xf32> -> tensor<16x64x128xf32>
-    %v73 = gacc.load @h.1.attn.c_proj.weight : tensor<128x128xf32>
-    %v74 = gacc.load @h.1.attn.c_proj.bias : tensor<128xf32>
-    %v75 = gacc.matmul %v72, %v73 transpose_rhs : tensor<16x64x128xf32>, tensor<128x128xf32> -> tensor<16x64x128xf32>
-    %v76 = gacc.add %v75, %v74 : tensor<16x64x128xf32>, tensor<128xf32>
-    %v77 = gacc.add %v49, %v76 : tensor<16x64x128xf32>, tensor<16x64x128xf32>
-    %v78 = gacc.load @h.1.ln_2.weight : tensor<128xf32>
-    %v79 = gacc.load @h.1.ln_2.bias : tensor<128xf32>
-    %v80 = gacc.layer_norm %v77, %v78, %v79 : tensor<16x64x128xf32>, tensor<128xf32>
-    %v81 = gacc.load @h.1.mlp.c_fc.weight : tensor<512x128xf32>
-    %v82 = gacc.load @h.1.mlp.c_fc.bias : tensor<512xf32>
-    %v83 = gacc.matmul %v80, %v81 transpose_rhs : tensor<16x64x128xf32>, tensor<512x128xf32> -> tensor<16x64x512xf32>
-    %v84 = gacc.add %v83, %v82 : tensor<16x64x512xf32>, tensor<512xf32>
-    %v85 = gacc.gelu %v84 approximation = tanh : tensor<16x64x512xf32>
-    %v86 = gacc.load @h.1.mlp.c_proj.weight : tensor<128x512xf32>
-    %v87 = gacc.load @h.1.mlp.c_proj.bias : tensor<128xf32>
-    %v88 = gacc.matmul %v85, %v86 transpose_rhs : tensor<16x64x512xf32>, tensor<128x512xf32> -> tensor<16x64x128xf32>
-    %v89 = gacc.add %v88, %v87 : tensor<16x64x128xf32>, tensor<128xf32>
-    %v90 = gacc.add %v77, %v89 : tensor<16x64x128xf32>, tensor<16x64x128xf32>
-    %v91 = gacc.load @ln_f.weight : tensor<128xf32>
-    %v92 = gacc.load @ln_f.bias : tensor<128xf32>
-    %v93 = gacc.layer_norm %v90, %v91, %v92 : tensor<16x64x128xf32>, tensor<128xf32>
-    %v94 = gacc.load @lm_head.weight : tensor<96x128xf32>
-    %v95 = gacc.matmul %v93, %v94 transpose_rhs : tensor<16x64x128xf32>, tensor<96x128xf32> -> tensor<16x64x96xf32>
-    %v96 = gacc.cross_entropy token_mean %v95, %v1 ignore_index = -100 : tensor<16x64x96xf32>, tensor<16x64xi32>
-    return %v96 : tensor<f32>
+    %v9 = gacc.checkpoint %v5 : tensor<16x64x128xf32>
+    %v10 = gacc.load @h.0.ln_1.weight : tensor<128xf32>
+    %v11 = gacc.load @h.0.ln_1.bias : tensor<128xf32>
+    %v12 = gacc.layer_norm %v9, %v10, %v11 : tensor<16x64x128xf32>, tensor<128xf32>
+    %v13 = gacc.load @h.0.attn.c_attn.weight : tensor<384x128xf32>
+    %v14 = gacc.load @h.0.attn.c_attn.bias : tensor<384xf32>
+    %v15 = gacc.matmul %v12, %v13 transpose_rhs : tensor<16x64x128xf32>, tensor<384x128xf32> -> tensor<16x64x384xf32>
+    %v16 = gacc.add %v15, %v14 : tensor<16x64x384xf32>, tensor<384xf32>
+    %v17 = gacc.slice %v16 offsets = [0, 0, 0] sizes = [16, 64, 128] : tensor<16x64x384xf32> -> tensor<16x64x128xf32>
+    %v18 = gacc.reshape %v17 : tensor<16x64x128xf32> -> tensor<16x64x4x32xf32>
+    %v19 = gacc.transpose %v18 perm = [0, 2, 1, 3] : tensor<16x64x4x32xf32> -> tensor<16x4x64x32xf32>
+    %v20 = gacc.slice %v16 offsets = [0, 0, 128] sizes = [16, 64, 128] : tensor<16x64x384xf32> -> tensor<16x64x128xf32>
+    %v21 = gacc.reshape %v20 : tensor<16x64x128xf32> -> tensor<16x64x4x32xf32>
+    %v22 = gacc.transpose %v21 perm = [0, 2, 1, 3] : tensor<16x64x4x32xf32> -> tensor<16x4x64x32xf32>
+    %v23 = gacc.slice %v16 offsets = [0, 0, 256] sizes = [16, 64, 128] : tensor<16x64x384xf32> -> tensor<16x64x128xf32>
+    %v24 = gacc.reshape %v23 : tensor<16x64x128xf32> -> tensor<16x64x4x32xf32>
+    %v25 = gacc.transpose %v24 perm = [0, 2, 1, 3] : tensor<16x64x4x32xf32> -> tensor<16x4x64x32xf32>
+    %v26 = gacc.matmul %v19, %v22 transpose_rhs : tensor<16x4x64x32xf32>, tensor<16x4x64x32xf32> -> tensor<16x4x64x64xf32>
+    %v27 = gacc.mul %v26, %v6 : tensor<16x4x64x64xf32>, tensor<f32>
+    %v28 = gacc.select %v8, %v27, %v7 : tensor<64x64xi1>, tensor<16x4x64x64xf32>, tensor<f32>
+    %v29 = gacc.softmax %v28 axis = 3 : tensor<16x4x64x64xf32>
+    %v30 = gacc.matmul %v29, %v25 : tensor<16x4x64x64xf32>, tensor<16x4x64x32xf32> -> tensor<16x4x64x32xf32>
+    %v31 = gacc.transpose %v30 perm = [0, 2, 1, 3] : tensor<16x4x64x32xf32> -> tensor<16x64x4x32xf32>
+    %v32 = gacc.reshape %v31 : tensor<16x64x4x32xf32> -> tensor<16x64x128xf32>
+    %v33 = gacc.load @h.0.attn.c_proj.weight : tensor<128x128xf32>
+    %v34 = gacc.load @h.0.attn.c_proj.bias : tensor<128xf32>
+    %v35 = gacc.matmul %v32, %v33 transpose_rhs : tensor<16x64x128xf32>, tensor<128x128xf32> -> tensor<16x64x128xf32>
+    %v36 = gacc.add %v35, %v34 : tensor<16x64x128xf32>, tensor<128xf32>
+    %v37 = gacc.add %v9, %v36 : tensor<16x64x128xf32>, tensor<16x64x128xf32>
+    %v38 = gacc.load @h.0.ln_2.weight : tensor<128xf32>
+    %v39 = gacc.load @h.0.ln_2.bias : tensor<128xf32>
+    %v40 = gacc.layer_norm %v37, %v38, %v39 : tensor<16x64x128xf32>, tensor<128xf32>
+    %v41 = gacc.load @h.0.mlp.c_fc.weight : tensor<512x128xf32>
+    %v42 = gacc.load @h.0.mlp.c_fc.bias : tensor<512xf32>
+    %v43 = gacc.matmul %v40, %v41 transpose_rhs : tensor<16x64x128xf32>, tensor<512x128xf32> -> tensor<16x64x512xf32>
+    %v44 = gacc.add %v43, %v42 : tensor<16x64x512xf32>, tensor<512xf32>
+    %v45 = gacc.gelu %v44 approximation = tanh : tensor<16x64x512xf32>
+    %v46 = gacc.load @h.0.mlp.c_proj.weight : tensor<128x512xf32>
+    %v47 = gacc.load @h.0.mlp.c_proj.bias : tensor<128xf32>
+    %v48 = gacc.matmul %v45, %v46 transpose_rhs : tensor<16x64x512xf32>, tensor<128x512xf32> -> tensor<16x64x128xf32>
+    %v49 = gacc.add %v48, %v47 : tensor<16x64x128xf32>, tensor<128xf32>
+    %v50 = gacc.add %v37, %v49 : tensor<16x64x128xf32>, tensor<16x64x128xf32>
+    %v51 = gacc.checkpoint %v50 : tensor<16x64x128xf32>
+    %v52 = gacc.load @h.1.ln_1.weight : tensor<128xf32>
+    %v53 = gacc.load @h.1.ln_1.bias : tensor<128xf32>
+    %v54 = gacc.layer_norm %v51, %v52, %v53 : tensor<16x64x128xf32>, tensor<128xf32>
+    %v55 = gacc.load @h.1.attn.c_attn.weight : tensor<384x128xf32>
+    %v56 = gacc.load @h.1.attn.c_attn.bias : tensor<384xf32>
+    %v57 = gacc.matmul %v54, %v55 transpose_rhs : tensor<16x64x128xf32>, tensor<384x128xf32> -> tensor<16x64x384xf32>
+    %v58 = gacc.add %v57, %v56 : tensor<16x64x384xf32>, tensor<384xf32>
+    %v59 = gacc.slice %v58 offsets = [0, 0, 0] sizes = [16, 64, 128] : tensor<16x64x384xf32> -> tensor<16x64x128xf32>
+    %v60 = gacc.reshape %v59 : tensor<16x64x128xf32> -> tensor<16x64x4x32xf32>
+    %v61 = gacc.transpose %v60 perm = [0, 2, 1, 3] : tensor<16x64x4x32xf32> -> tensor<16x4x64x32xf32>
+    %v62 = gacc.slice %v58 offsets = [0, 0, 128] sizes = [16, 64, 128] : tensor<16x64x384xf32> -> tensor<16x64x128xf32>
+    %v63 = gacc.reshape %v62 : tensor<16x64x128xf32> -> tensor<16x64x4x32xf32>
+    %v64 = gacc.transpose %v63 perm = [0, 2, 1, 3] : tensor<16x64x4x32xf32> -> tensor<16x4x64x32xf32>
+    %v65 = gacc.slice %v58 offsets = [0, 0, 256] sizes = [16, 64, 128] : tensor<16x64x384xf32> -> tensor<16x64x128xf32>
+    %v66 = gacc.reshape %v65 : tensor<16x64x128xf32> -> tensor<16x64x4x32xf32>
+    %v67 = gacc.transpose %v66 perm = [0, 2, 1, 3] : tensor<16x64x4x32xf32> -> tensor<16x4x64x32xf32>
+    %v68 = gacc.matmul %v61, %v64 transpose_rhs : tensor<16x4x64x32xf32>, tensor<16x4x64x32xf32> -> tensor<16x4x64x64xf32>
+    %v69 = gacc.mul %v68, %v6 : tensor<16x4x64x64xf32>, tensor<f32>
+    %v70 = gacc.select %v8, %v69, %v7 : tensor<64x64xi1>, tensor<16x4x64x64xf32>, tensor<f32>
+    %v71 = gacc.softmax %v70 axis = 3 : tensor<16x4x64x64xf32>
+    %v72 = gacc.matmul %v71, %v67 : tensor<16x4x64x64xf32>, tensor<16x4x64x32xf32> -> tensor<16x4x64x32xf32>
+    %v73 = gacc.transpose %v72 perm = [0, 2, 1, 3] : tensor<16x4x64x32xf32> -> tensor<16x64x4x32xf32>
+    %v74 = gacc.reshape %v73 : tensor<16x64x4x32xf32> -> tensor<16x64x128xf32>
+    %v75 = gacc.load @h.1.attn.c_proj.weight : tensor<128x128xf32>
+    %v76 = gacc.load @h.1.attn.c_proj.bias : tensor<128xf32>
+    %v77 = gacc.matmul %v74, %v75 transpose_rhs : tensor<16x64x128xf32>, tensor<128x128xf32> -> tensor<16x64x128xf32>
+    %v78 = gacc.add %v77, %v76 : tensor<16x64x128xf32>, tensor<128xf32>
+    %v79 = gacc.add %v51, %v78 : tensor<16x64x128xf32>, tensor<16x64x128xf32>
+    %v80 = gacc.load @h.1.ln_2.weight : tensor<128xf32>
+    %v81 = gacc.load @h.1.ln_2.bias : tensor<128xf32>
+    %v82 = gacc.layer_norm %v79, %v80, %v81 : tensor<16x64x128xf32>, tensor<128xf32>
+    %v83 = gacc.load @h.1.mlp.c_fc.weight : tensor<512x128xf32>
+    %v84 = gacc.load @h.1.mlp.c_fc.bias : tensor<512xf32>
+    %v85 = gacc.matmul %v82, %v83 transpose_rhs : tensor<16x64x128xf32>, tensor<512x128xf32> -> tensor<16x64x512xf32>
+    %v86 = gacc.add %v85, %v84 : tensor<16x64x512xf32>, tensor<512xf32>
+    %v87 = gacc.gelu %v86 approximation = tanh : tensor<16x64x512xf32>
+    %v88 = gacc.load @h.1.mlp.c_proj.weight : tensor<128x512xf32>
+    %v89 = gacc.load @h.1.mlp.c_proj.bias : tensor<128xf32>
+    %v90 = gacc.matmul %v87, %v88 transpose_rhs : tensor<16x64x512xf32>, tensor<128x512xf32> -> tensor<16x64x128xf32>
+    %v91 = gacc.add %v90, %v89 : tensor<16x64x128xf32>, tensor<128xf32>
+    %v92 = gacc.add %v79, %v91 : tensor<16x64x128xf32>, tensor<16x64x128xf32>
+    %v93 = gacc.load @ln_f.weight : tensor<128xf32>
+    %v94 = gacc.load @ln_f.bias : tensor<128xf32>
+    %v95 = gacc.layer_norm %v92, %v93, %v94 : tensor<16x64x128xf32>, tensor<128xf32>
+    %v96 = gacc.load @lm_head.weight : tensor<96x128xf32>
+    %v97 = gacc.matmul %v95, %v96 transpose_rhs : tensor<16x64x128xf32>, tensor<96x128xf32> -> tensor<16x64x96xf32>
+    %v98 = gacc.cross_entropy token_mean %v97, %v1 ignore_index = -100 : tensor<16x64x96xf32>, tensor<16x64xi32>
+    return %v98 : tensor<f32>
   }
 
   gacc.train_step @train model @gpt batch_size 16

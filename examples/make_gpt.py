@@ -145,6 +145,8 @@ def main():
                       f"tensor<{f}>")
     for i in range(a.layers):
         h = f"h.{i}"
+        # The block's input: what `remat blocks` keeps.
+        x = op(f"gacc.checkpoint {x} : {t(B, T, C)}")
         n1 = layer_norm(x, f"{h}.ln_1")
         qkv, _ = linear(n1, (B, T, C), f"{h}.attn.c_attn", 3 * C)
         heads = []

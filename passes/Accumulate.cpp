@@ -120,6 +120,10 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
       return failure();
     FailureOr<func::FuncOp> fnGrad = buildGradientFunction(*fn);
     (*fn).erase();
+    // Rematerialization applies inside each micro-batch.
+    if (failed(fnGrad) ||
+        failed(rematerialize(*fnGrad, step.getEffectiveRemat())))
+      return failure();
     return fnGrad;
   };
   FailureOr<func::FuncOp> microGrad = specialize(micro);

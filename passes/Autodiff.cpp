@@ -107,6 +107,8 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
   ret.erase();
   grad.setFunctionType(b.getFunctionType({}, ValueRange(results).getTypes()));
   grad->setAttr(kGradientsAttrName, b.getArrayAttr(params));
+  grad->setAttr(kForwardOpsAttrName,
+                b.getI64IntegerAttr(static_cast<int64_t>(forward.size())));
   return grad;
 }
 

@@ -220,9 +220,6 @@ void BuildStepPass::runOnOperation() {
                      "this build yet");
     return signalPassFailure();
   }
-  if (step.getEffectiveRemat().getPolicy() != RematPolicy::none)
-    step.emitWarning("rematerialization is not applied yet: every activation "
-                     "is kept (the same result, more memory)");
   FailureOr<StepLayout> layout = computeStepLayout(step);
   if (failed(layout))
     return signalPassFailure();

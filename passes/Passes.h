@@ -27,6 +27,28 @@ FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp fn,
 /// The attribute on a gradient function that names, in order, the
 /// parameters its trailing results are the gradients of.
 inline constexpr llvm::StringLiteral kGradientsAttrName = "gacc.gradients";
+/// ... and the number of forward ops its body starts with (the backward
+/// follows): where gacc-remat finds the forward values the backward reads.
+inline constexpr llvm::StringLiteral kForwardOpsAttrName = "gacc.forward_ops";
+
+/// What gacc-remat did to one gradient function.
+struct RematReport {
+  /// Bytes of forward values the backward reads, before and after.
+  int64_t activationBytes = 0, savedBytes = 0;
+  /// Forward ops cloned into the backward, and their estimated flops
+  /// against the whole forward's.
+  int64_t recomputedOps = 0;
+  double recomputeFlops = 0, forwardFlops = 0;
+};
+
+/// Rewrites `grad` (from buildGradientFunction) so that its backward keeps
+/// only the forward values `policy` saves and recomputes the others from
+/// them (see gacc-remat). Ops may force a choice with a `gacc.remat`
+/// attribute ("save" or "recompute").
+FailureOr<RematReport> rematerialize(func::FuncOp grad, RematAttr policy);
+
+/// The op attribute that forces gacc-remat to save or recompute its result.
+inline constexpr llvm::StringLiteral kRematAttrName = "gacc.remat";
 
 /// The argument attribute that names the arena an entry point's argument is
 /// (`gacc_step(state, batch, io, workspace)`), and the roles in order.

@@ -38,6 +38,60 @@ def Autodiff : Pass<"gacc-autodiff", "ModuleOp"> {
   ];
 }
 
+def Remat : Pass<"gacc-remat", "ModuleOp"> {
+  let summary = "Rematerialization: recompute forward values in the backward";
+  let description = [{
+    For every `gacc.train_step` whose `remat` policy is not `none` (or all
+    of them, with the `policy` option), rewrites `<model>_grad` (from
+    `gacc-autodiff`) so that its backward reads only the forward values the
+    policy saves; every other forward value it needs is recomputed, just
+    before its first use in the backward, from saved values, parameters,
+    inputs and constants (`gacc-accumulate` does the same inside each
+    micro-batch). Saved values reach the recomputation through a
+    `gacc.optimization_barrier`, so that CSE cannot fold it back into the
+    forward pass.
+
+    * `blocks`: saves the `gacc.checkpoint` values (block inputs) and
+      whatever else crosses a block boundary; recomputes each block, as
+      `torch.utils.checkpoint` around every block.
+    * `sqrt`: Chen et al. 2016: cuts the forward into ~√n segments of equal
+      activation bytes and saves what crosses a segment boundary.
+    * `matmuls`: saves only matmul results (JAX's `dots_saveable`); the
+      cheap elementwise work, softmax and normalizations are recomputed.
+
+    In all three the last segment is kept: its backward comes first, while
+    its activations are still alive. An op's `gacc.remat = "save"` or
+    `"recompute"` attribute overrides the policy for its result (JAX's
+    `checkpoint_name`, PyTorch's selective checkpointing). Recomputation
+    clones the forward op, so random ops (dropout) replay the same bits:
+    gradients are bitwise those of `none`.
+
+    ```mlir
+    // forward:  %h = gacc.relu %a ...      backward: ... gacc.mul %dh, %h ...
+    // becomes   backward:
+    %s = gacc.optimization_barrier %a : tensor<64x256xf32>
+    %h2 = gacc.relu %s : tensor<64x256xf32>
+    ... gacc.mul %dh, %h2 ...
+    ```
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"\"",
+           "none, blocks, sqrt or matmuls for every step (default: each "
+           "step's remat attribute)">
+  ];
+  let dependentDialects = ["::mlir::gacc::GaccDialect"];
+  let statistics = [
+    Statistic<"numRecomputed", "recomputed-ops",
+              "Forward ops cloned into the backward">,
+    Statistic<"activationBytes", "activation-bytes",
+              "Bytes of forward values the backward read before">,
+    Statistic<"savedBytes", "saved-bytes",
+              "Bytes of forward values the backward reads after">,
+    Statistic<"recomputePercent", "recompute-percent",
+              "Estimated recompute flops, percent of the forward's">
+  ];
+}
+
 def Accumulate : Pass<"gacc-accumulate", "ModuleOp"> {
   let summary = "Micro-batched gradient accumulation equal to the full batch";
   let description = [{

@@ -21,11 +21,9 @@ static int64_t byteSize(Type type) {
          ((tensor.getElementTypeBitWidth() + 7) / 8);
 }
 
-/// Bytes of the forward values one micro-batch's backward reads: in the
-/// gradient function (the forward's ops, then the backward's), the results
-/// of forward ops with a use among the backward ops. Parameters and inputs
-/// live in their arenas and are not counted.
-static FailureOr<int64_t> savedActivationBytes(TrainStepOp step) {
+/// What the backward of one micro-batch reads, before and after the step's
+/// rematerialization policy.
+static FailureOr<RematReport> activationReport(TrainStepOp step) {
   OwningOpRef<ModuleOp> scratch =
       step->getParentOfType<ModuleOp>().clone();
   TrainStepOp copy = TrainStepOp::find(*scratch, step.getSymName());
@@ -39,28 +37,10 @@ static FailureOr<int64_t> savedActivationBytes(TrainStepOp step) {
       return failure();
     model = *specialized;
   }
-  int64_t forwardOps =
-      static_cast<int64_t>(model.getBody().front().getOperations().size()) - 1;
   FailureOr<func::FuncOp> grad = buildGradientFunction(model);
   if (failed(grad))
     return failure();
-
-  DenseMap<Operation *, int64_t> position;
-  for (Operation &op : grad->getBody().front())
-    position[&op] = static_cast<int64_t>(position.size());
-  int64_t bytes = 0;
-  for (Operation &op : grad->getBody().front()) {
-    if (position[&op] >= forwardOps)
-      break;
-    if (isa<LoadOp>(op))
-      continue;
-    for (Value result : op.getResults())
-      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
-            return position.lookup(user) >= forwardOps;
-          }))
-        bytes += byteSize(result.getType());
-  }
-  return bytes;
+  return rematerialize(*grad, copy.getEffectiveRemat());
 }
 
 FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
@@ -75,10 +55,12 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
   plan.stateArenaBytes = layout->state.bytes;
   plan.batchBytes = layout->batch.bytes;
   plan.ioBytes = layout->io.bytes;
-  FailureOr<int64_t> activations = savedActivationBytes(step);
-  if (failed(activations))
+  FailureOr<RematReport> remat = activationReport(step);
+  if (failed(remat))
     return failure();
-  plan.activationBytes = *activations;
+  plan.remat = *remat;
+  plan.rematPolicy = step.getEffectiveRemat().getPolicy();
+  plan.activationBytes = remat->savedBytes;
 
   // Compile a copy as far as the memory plan.
   OwningOpRef<ModuleOp> module = step->getParentOfType<ModuleOp>().clone();
@@ -226,6 +208,18 @@ void mlir::gacc::printMemoryPlan(raw_ostream &os, TrainStepOp step,
       "temporaries, placed with reuse by the static plan");
   row("  activations", plan.activationBytes,
       "of it: forward values the backward reads, per micro-batch");
+  if (plan.rematPolicy != RematPolicy::none) {
+    std::string note;
+    llvm::raw_string_ostream(note)
+        << "remat " << stringifyRematPolicy(plan.rematPolicy) << ": "
+        << formatBytes(plan.remat.activationBytes) << " without; recomputes "
+        << plan.remat.recomputedOps << " ops, "
+        << llvm::format("%.0f", 100.0 * plan.remat.recomputeFlops /
+                                    std::max(plan.remat.forwardFlops, 1.0))
+        << "% of the forward's flops";
+    row("  saved by remat",
+        plan.remat.activationBytes - plan.remat.savedBytes, note);
+  }
   if (plan.unplannedBytes)
     row("heap", plan.unplannedBytes, "temporaries the plan could not place");
   row("peak", plan.peakBytes(), "predicted");
@@ -258,6 +252,11 @@ void mlir::gacc::printMemoryPlanJson(raw_ostream &os, TrainStepOp step,
       {"batch", plan.batchBytes},
       {"io", plan.ioBytes},
       {"activations", plan.activationBytes},
+      {"remat", stringifyRematPolicy(plan.rematPolicy)},
+      {"activations_without_remat", plan.remat.activationBytes},
+      {"recomputed_ops", plan.remat.recomputedOps},
+      {"recompute_flops", plan.remat.recomputeFlops},
+      {"forward_flops", plan.remat.forwardFlops},
       {"workspace", plan.workspaceBytes},
       {"heap", plan.unplannedBytes},
       {"peak", plan.peakBytes()}};

@@ -11,6 +11,7 @@
 #define GACC_COMPILER_PLAN_MEMORYPLAN_H
 
 #include "compiler/plan/StateMemory.h"
+#include "passes/Passes.h"
 #include <optional>
 
 namespace mlir::gacc {
@@ -23,6 +24,9 @@ struct MemoryPlan {
   /// Forward values of one micro-batch that its backward reads (what
   /// rematerialization trades for recompute). They live in the workspace.
   int64_t activationBytes = 0;
+  /// The rematerialization policy and what it did to one micro-batch.
+  RematPolicy rematPolicy = RematPolicy::none;
+  RematReport remat;
   /// The workspace arena: every temporary of the step, placed with reuse.
   int64_t workspaceBytes = 0;
   /// The plan's estimate of the temporaries it could not place.

@@ -519,6 +519,46 @@ def Gacc_EmbeddingOp : Gacc_Op<"embedding", [Pure, DeclareOpInterfaceMethods<Gac
   let hasVerifier = 1;
 }
 
+def Gacc_CheckpointOp : Gacc_Op<"checkpoint", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
+  let summary = "Mark a rematerialization block boundary";
+  let description = [{
+    The identity, marking its operand as the input of a block (a
+    transformer block, a layer): under the `blocks` rematerialization
+    policy the backward pass keeps every checkpointed value and recomputes
+    the forward values between them, as `torch.utils.checkpoint` around
+    each block. Other policies ignore it; its gradient is the identity.
+
+    ```mlir
+    %x1 = gacc.checkpoint %x : tensor<16x64x128xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Gacc_OptimizationBarrierOp : Gacc_Op<"optimization_barrier",
+    [AllTypesMatch<["inputs", "results"]>]> {
+  let summary = "Values that optimizations must not see through";
+  let description = [{
+    The identity on its operands, which no rewrite may look through (it
+    is not pure, so CSE never merges what is computed from its results with
+    what is computed from its operands). `gacc-remat` recomputes forward
+    values from the barrier's results, so that CSE does not fold the
+    recomputation back into the forward pass. It survives the lowering to
+    linalg and disappears in bufferization, where each result is its
+    operand's buffer.
+
+    ```mlir
+    %c:2 = gacc.optimization_barrier %x, %w : tensor<16x128xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Gacc_AnyTensor>:$inputs);
+  let results = (outs Variadic<Gacc_AnyTensor>:$results);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+}
+
 def Gacc_CausalMaskOp : Gacc_Op<"causal_mask", [Pure]> {
   let summary = "A lower-triangular attention mask";
   let description = [{

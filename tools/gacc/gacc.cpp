@@ -114,6 +114,19 @@ static cl::opt<std::string> memoryBudget(
     cl::value_desc("bytes"), cl::sub(runCommand), cl::sub(planCommand),
     cl::cat(batchCategory));
 
+static cl::OptionCategory transformCategory("Transform options");
+static cl::opt<std::string> rematPolicy(
+    "remat",
+    cl::desc("Rematerialization policy: none, blocks, sqrt, matmuls or "
+             "budget (overrides the step's remat attribute)"),
+    cl::value_desc("policy"), cl::sub(runCommand), cl::sub(planCommand),
+    cl::cat(transformCategory));
+static cl::opt<std::string> rematBudget(
+    "remat-budget",
+    cl::desc("With --remat=budget: the peak to stay within (8GiB, ...)"),
+    cl::value_desc("bytes"), cl::sub(runCommand), cl::sub(planCommand),
+    cl::cat(transformCategory));
+
 static cl::OptionCategory planCategory("Plan options");
 static cl::opt<bool> planJson("json", cl::desc("Print the plan as JSON"),
                               cl::sub(planCommand), cl::cat(planCategory));
@@ -141,7 +154,39 @@ struct LoadedModel {
     module = mlir::gacc::loadModel(inputPath, sourceMgr, context);
     if (module)
       step = mlir::gacc::TrainStepOp::find(*module, stepName);
-    return step && succeeded(applyBatchOptions());
+    return step && succeeded(applyRematOptions()) &&
+           succeeded(applyBatchOptions());
+  }
+
+  /// --remat / --remat-budget override the step's remat attribute.
+  mlir::LogicalResult applyRematOptions() {
+    if (!rematPolicy.getNumOccurrences() && !rematBudget.getNumOccurrences())
+      return mlir::success();
+    mlir::gacc::RematAttr current = step.getEffectiveRemat();
+    mlir::gacc::RematPolicy policy = current.getPolicy();
+    if (rematPolicy.getNumOccurrences()) {
+      std::optional<mlir::gacc::RematPolicy> parsed =
+          mlir::gacc::symbolizeRematPolicy(rematPolicy);
+      if (!parsed)
+        return step.emitError("--remat: unknown policy '")
+               << rematPolicy << "' (none, blocks, sqrt, matmuls or budget)";
+      policy = *parsed;
+    }
+    uint64_t budget = current.getBudget();
+    if (rematBudget.getNumOccurrences()) {
+      std::optional<int64_t> bytes = mlir::gacc::parseByteSize(rematBudget);
+      if (!bytes)
+        return step.emitError("--remat-budget: '")
+               << rematBudget << "' is not a byte size (such as 8GiB)";
+      budget = static_cast<uint64_t>(*bytes);
+    }
+    if (policy != mlir::gacc::RematPolicy::budget)
+      budget = 0;
+    step.setRematAttr(mlir::gacc::RematAttr::getChecked(
+        [&] { return step.emitError(); }, &context, policy, budget));
+    if (!step.getRematAttr())
+      return mlir::failure();
+    return mlir::verify(step);
   }
 
   /// --batch resizes the model; --micro-batch / --accumulation-steps /

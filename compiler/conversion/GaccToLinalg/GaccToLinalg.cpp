@@ -21,7 +21,9 @@ struct ConvertGaccToLinalgPass
                            math::MathDialect, tensor::TensorDialect>();
     // Every compute op must lower; declarations, loads and the step stay.
     target.addIllegalDialect<GaccDialect>();
-    target.addLegalOp<ParamOp, InputOp, LoadOp, TrainStepOp>();
+    // The barrier stays until bufferization (see its description).
+    target.addLegalOp<ParamOp, InputOp, LoadOp, TrainStepOp,
+                      OptimizationBarrierOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
 
     RewritePatternSet patterns(context);

@@ -90,9 +90,18 @@ struct LowerConcat : OpRewritePattern<ConcatOp> {
     return success();
   }
 };
+/// A block boundary only matters to gacc-remat: the identity.
+struct LowerCheckpoint : OpRewritePattern<CheckpointOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CheckpointOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, op.getInput());
+    return success();
+  }
+};
 } // namespace
 
 void gacc::populateShapeToTensorPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerReshape, LowerTranspose, LowerSlice, LowerPad,
-               LowerConcat>(patterns.getContext());
+               LowerConcat, LowerCheckpoint>(patterns.getContext());
 }
