@@ -47,8 +47,10 @@ void gacc::buildCpuBufferizePipeline(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  // Temporaries go to the workspace arena; the deallocation pipeline frees
-  // what the plan leaves to the heap.
+  // New parameters, optimizer state and gradients are computed in their
+  // slots; the other temporaries go to the workspace arena, and the
+  // deallocation pipeline frees what the plan leaves to the heap.
+  pm.addNestedPass<func::FuncOp>(createWriteInPlace());
   pm.addNestedPass<func::FuncOp>(createPlanBuffers());
 }
 

@@ -196,6 +196,45 @@ def BuildStep : Pass<"gacc-build-step", "ModuleOp"> {
   ];
 }
 
+def WriteInPlace : Pass<"gacc-write-in-place", "func::FuncOp"> {
+  let summary = "Compute arena slots in place instead of copying into them";
+  let description = [{
+    After one-shot bufferization, the entry points of `gacc-build-step`
+    compute new parameters, optimizer state and gradients into temporary
+    buffers and then copy them into their slots of the state arena
+    (`bufferization.materialize_in_destination` on a memref). This pass
+    makes the temporary the slot itself: for `memref.copy %tmp, %slot`
+    where `%tmp` is a `memref.alloc` of the same type and `%slot` a
+    `memref.view` of a function argument at a constant offset, every use
+    of `%tmp` reads or writes `%slot` instead and the copy disappears,
+    provided that
+
+    * nothing between the allocation and the copy touches the slot's
+      bytes, except an all-parallel `linalg.generic` that reads the slot
+      at the same indices it writes `%tmp` (the update `p = f(p, g)`)
+      before anything else touches `%tmp`, and
+    * nothing between the copy and the last use of `%tmp` writes them or
+      `%tmp`.
+
+    Memory accesses come from `MemoryEffectOpInterface`; a buffer whose
+    origin is unknown may be the slot. This saves a pass over every
+    parameter, gradient and optimizer slot per step and takes the
+    gradients out of the workspace.
+
+    ```mlir
+    %tmp = memref.alloc() : memref<256xf32>
+    linalg.generic ins(%p, %g : ...) outs(%tmp : memref<256xf32>) {...}
+    memref.copy %tmp, %p : memref<256xf32> to memref<256xf32>
+    // becomes
+    linalg.generic ins(%p, %g : ...) outs(%p : memref<256xf32>) {...}
+    ```
+  }];
+  let statistics = [
+    Statistic<"numElided", "elided-copies", "Copies into slots removed">
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def PlanBuffers : Pass<"gacc-plan-buffers", "func::FuncOp"> {
   let summary = "Place a bufferized step's temporaries in its workspace arena";
   let description = [{

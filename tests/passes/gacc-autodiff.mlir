@@ -6,10 +6,11 @@ gacc.param @unused : tensor<2xf32> = #gacc.init<ones>
 gacc.input @x : tensor<5x3xf32> features
 
 // The model is kept; its gradient function returns the model's results and
-// then one gradient per parameter, in declaration order.
+// then one gradient per parameter, in declaration order. Its body starts
+// with the 8 forward ops (what gacc-remat reads).
 // CHECK-LABEL: func.func @m() -> tensor<f32>
 // CHECK-LABEL: func.func @m_grad() -> (tensor<f32>, tensor<3x4xf32>, tensor<4xf32>, tensor<2xf32>)
-// CHECK-SAME: attributes {gacc.gradients = [@w, @b, @unused]}
+// CHECK-SAME: attributes {gacc.forward_ops = 8 : i64, gacc.gradients = [@w, @b, @unused]}
 func.func @m() -> tensor<f32> {
   %x = gacc.load @x : tensor<5x3xf32>
   %w = gacc.load @w : tensor<3x4xf32>

@@ -1,0 +1,227 @@
+//===- WriteInPlace.cpp - compute arena slots instead of copying into them --===//
+
+#include "passes/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::gacc {
+#define GEN_PASS_DEF_WRITEINPLACE
+#include "passes/Passes.h.inc"
+} // namespace mlir::gacc
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+namespace {
+/// The memory a memref value may touch.
+struct Origin {
+  enum Kind { Argument, Allocation, Unknown } kind = Unknown;
+  /// The function argument or the allocation.
+  Value root;
+  /// Bytes of the argument (the whole of it when not known).
+  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
+
+  bool mayOverlap(const Origin &other) const {
+    if (kind == Unknown || other.kind == Unknown)
+      return true;
+    if (kind != other.kind || root != other.root)
+      return false;
+    return begin < other.end && other.begin < end;
+  }
+  bool operator==(const Origin &other) const {
+    return kind == other.kind && root == other.root && begin == other.begin &&
+           end == other.end;
+  }
+};
+
+std::optional<int64_t> staticBytes(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref || !memref.hasStaticShape() || !memref.getLayout().isIdentity() ||
+      !memref.getElementType().isIntOrFloat())
+    return std::nullopt;
+  return memref.getNumElements() *
+         llvm::divideCeil(memref.getElementTypeBitWidth(), 8);
+}
+
+/// A loop-carried buffer the loop updates in place is its initial buffer.
+Value inPlaceInit(scf::ForOp loop, unsigned index) {
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  if (yield.getOperand(index) != loop.getRegionIterArgs()[index])
+    return Value();
+  return loop.getInitArgs()[index];
+}
+
+Origin originOf(Value value) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      Operation *owner = arg.getOwner()->getParentOp();
+      if (isa<func::FuncOp>(owner))
+        return {Origin::Argument, arg};
+      auto loop = dyn_cast<scf::ForOp>(owner);
+      if (!loop || arg.getArgNumber() == 0)
+        return {};
+      value = inPlaceInit(loop, arg.getArgNumber() - 1);
+      if (!value)
+        return {};
+      continue;
+    }
+    Operation *def = value.getDefiningOp();
+    if (isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp>(def))
+      return {Origin::Allocation, value};
+    if (auto view = dyn_cast<memref::ViewOp>(def)) {
+      Origin base = originOf(view.getSource());
+      std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
+      std::optional<int64_t> bytes = staticBytes(view.getType());
+      if (base.kind == Origin::Argument && base.begin == 0 && shift && bytes) {
+        base.begin = *shift;
+        base.end = *shift + *bytes;
+      }
+      return base;
+    }
+    // Subviews, casts, reshapes: within their source.
+    if (auto viewLike = dyn_cast<ViewLikeOpInterface>(def)) {
+      value = viewLike.getViewSource();
+      continue;
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(def)) {
+      value = inPlaceInit(loop, cast<OpResult>(value).getResultNumber());
+      if (!value)
+        return {};
+      continue;
+    }
+    return {};
+  }
+}
+
+/// One memory access of an op (or of an op nested in it).
+struct Access {
+  Operation *op;
+  Value value;
+  bool write;
+};
+
+/// The accesses of `root` and the ops nested in it; an op whose effects are
+/// unknown reads and writes every memref it takes.
+SmallVector<Access> accessesOf(Operation *root) {
+  SmallVector<Access> accesses;
+  root->walk([&](Operation *op) {
+    if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
+      SmallVector<MemoryEffects::EffectInstance> instances;
+      effects.getEffects(instances);
+      for (const MemoryEffects::EffectInstance &effect : instances) {
+        bool write = isa<MemoryEffects::Write>(effect.getEffect());
+        if (!write && !isa<MemoryEffects::Read>(effect.getEffect()))
+          continue;
+        if (Value value = effect.getValue())
+          accesses.push_back({op, value, write});
+        else // Some resource: anything.
+          accesses.push_back({op, Value(), write});
+      }
+      return;
+    }
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+        op->hasTrait<OpTrait::IsTerminator>())
+      return;
+    for (Value operand : op->getOperands())
+      if (isa<BaseMemRefType>(operand.getType()))
+        accesses.push_back({op, operand, true});
+  });
+  return accesses;
+}
+
+/// The update `slot = f(slot, ...)`: an all-parallel generic that writes
+/// `tmp` and reads the slot's bytes at the same indices.
+bool isElementwiseUpdate(const Access &access, Value tmp, const Origin &slot) {
+  auto generic = dyn_cast<linalg::GenericOp>(access.op);
+  if (!generic || access.write ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      generic.getNumDpsInits() != 1 || generic.getDpsInits()[0] != tmp)
+    return false;
+  AffineMap written = generic.getMatchingIndexingMap(
+      generic.getDpsInitOperand(0));
+  for (OpOperand *input : generic.getDpsInputOperands())
+    if (input->get() == access.value)
+      if (!(originOf(input->get()) == slot) ||
+          generic.getMatchingIndexingMap(input) != written ||
+          input->get().getType() != tmp.getType())
+        return false;
+  return true;
+}
+
+/// Replaces `tmp` with the slot `copy` fills from it, if nothing can tell.
+bool elide(memref::CopyOp copy) {
+  auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
+  auto slotView = copy.getTarget().getDefiningOp<memref::ViewOp>();
+  if (!alloc || !slotView || alloc->getBlock() != copy->getBlock() ||
+      alloc.getType() != slotView.getType() || !staticBytes(alloc.getType()))
+    return false;
+  Origin slot = originOf(slotView);
+  if (slot.kind != Origin::Argument ||
+      slot.end == std::numeric_limits<int64_t>::max())
+    return false;
+  Block *block = copy->getBlock();
+  Value tmp = alloc.getResult();
+  Origin temporary = originOf(tmp);
+
+  // The last op of the block that uses the temporary.
+  Operation *lastUse = copy;
+  for (Operation *user : tmp.getUsers()) {
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    if (!inBlock)
+      return false;
+    if (lastUse->isBeforeInBlock(inBlock))
+      lastUse = inBlock;
+  }
+  // Once the temporary is the slot, each write to it is a write to the
+  // slot: the slot's old bytes may only be read by the update that first
+  // writes the temporary, and the temporary must keep after the copy what
+  // the slot received.
+  bool tmpTouched = false;
+  for (Operation *op = alloc->getNextNode(); op != lastUse->getNextNode();
+       op = op->getNextNode()) {
+    if (op == copy)
+      continue;
+    bool beforeCopy = op->isBeforeInBlock(copy);
+    bool touchesTmp = false;
+    for (const Access &access : accessesOf(op)) {
+      if (!access.value)
+        return false;
+      Origin origin = originOf(access.value);
+      if (origin.mayOverlap(temporary)) {
+        touchesTmp = true;
+        if (!beforeCopy && access.write)
+          return false;
+      }
+      if (!origin.mayOverlap(slot))
+        continue;
+      if (beforeCopy ? tmpTouched || !isElementwiseUpdate(access, tmp, slot)
+                     : access.write)
+        return false;
+    }
+    tmpTouched |= touchesTmp;
+  }
+
+  OpBuilder b(alloc);
+  Value offset = arith::ConstantIndexOp::create(b, alloc.getLoc(), slot.begin);
+  Value view = memref::ViewOp::create(b, alloc.getLoc(), alloc.getType(),
+                                      slotView.getSource(), offset,
+                                      ValueRange{});
+  copy.erase();
+  alloc.replaceAllUsesWith(view);
+  alloc.erase();
+  return true;
+}
+
+struct WriteInPlacePass
+    : public gacc::impl::WriteInPlaceBase<WriteInPlacePass> {
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies)
+      if (elide(copy))
+        ++numElided;
+  }
+};
+} // namespace
