@@ -1,0 +1,40 @@
+// RUN: gacc-opt %s --split-input-file --gacc-autodiff --gacc-remat -verify-diagnostics
+// RUN: not gacc-opt %s --split-input-file --gacc-autodiff --gacc-remat=policy=fast 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: gacc-remat: unknown policy 'fast' (none, blocks, sqrt or matmuls)
+
+// blocks needs the blocks marked.
+gacc.param @w : tensor<4xf32> = #gacc.init<normal, seed = 1>
+// expected-error@+1 {{remat policy 'blocks' needs gacc.checkpoint ops marking the inputs of the blocks}}
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<4xf32>
+  %t = gacc.tanh %w : tensor<4xf32>
+  %l = gacc.reduce_sum %t axes = [0] : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @s model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> remat #gacc.remat<blocks>
+
+// -----
+
+// An override names save or recompute.
+gacc.param @w : tensor<4xf32> = #gacc.init<normal, seed = 1>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<4xf32>
+  %c = gacc.checkpoint %w : tensor<4xf32>
+  // expected-error@+1 {{'gacc.tanh' op has gacc.remat = "always"; expected "save" or "recompute"}}
+  %t = gacc.tanh %c {gacc.remat = "always"} : tensor<4xf32>
+  %l = gacc.reduce_sum %t axes = [0] : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @s model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> remat #gacc.remat<sqrt>
+
+// -----
+
+// The budget policy is not built yet, and says so.
+gacc.param @w : tensor<4xf32> = #gacc.init<normal, seed = 1>
+// expected-error@+1 {{remat policy 'budget' is not supported yet: use blocks, sqrt or matmuls}}
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<4xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @s model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> remat #gacc.remat<budget, budget = 1000>

@@ -1,0 +1,95 @@
+// RUN: gacc-opt %s --pass-pipeline='builtin.module(func.func(gacc-write-in-place))' --split-input-file --allow-unregistered-dialect | FileCheck %s
+
+#id = affine_map<(d0) -> (d0)>
+
+// The update p = p - g computed into a temporary and copied into p's slot
+// is computed in the slot.
+// CHECK-LABEL: func.func @update
+// CHECK-SAME: (%[[STATE:.*]]: memref<?xi8>, %[[G:.*]]: memref<4xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: %[[P:.*]] = memref.view %[[STATE]][%c0{{.*}}][] : memref<?xi8> to memref<4xf32>
+// CHECK: %[[NEW:.*]] = memref.view %[[STATE]][%c0{{.*}}][] : memref<?xi8> to memref<4xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %[[G]] : memref<4xf32>, memref<4xf32>) outs(%[[NEW]] : memref<4xf32>)
+func.func @update(%state: memref<?xi8>, %g: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %p = memref.view %state[%c0][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%p, %g : memref<4xf32>, memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+// Not when the slot's old value is read after the temporary is written
+// (the temporary would already have overwritten it), nor when the
+// temporary changes after the copy.
+// CHECK-LABEL: func.func @read_after_write
+// CHECK: memref.alloc
+// CHECK: memref.copy
+// CHECK-LABEL: func.func @written_after_copy
+// CHECK: memref.alloc
+// CHECK: memref.copy
+func.func @read_after_write(%state: memref<?xi8>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %p = memref.view %state[%c0][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%one : f32) outs(%tmp : memref<4xf32>)
+  %old = memref.load %p[%c0] : memref<4xf32>
+  memref.store %old, %out[] : memref<f32>
+  memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
+  return
+}
+func.func @written_after_copy(%state: memref<?xi8>) {
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  %two = arith.constant 2.0 : f32
+  %p = memref.view %state[%c64][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%one : f32) outs(%tmp : memref<4xf32>)
+  memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
+  linalg.fill ins(%two : f32) outs(%tmp : memref<4xf32>)
+  return
+}
+
+// -----
+
+// A write to overlapping bytes of the arena between the copy and the last
+// use of the temporary keeps the copy; so does a buffer of unknown origin
+// before the copy.
+// CHECK-LABEL: func.func @overlap
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<4xf32> to memref<4xf32>
+// CHECK-LABEL: func.func @unknown
+// CHECK: memref.copy
+func.func @overlap(%state: memref<?xi8>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f32
+  %p = memref.view %state[%c0][] : memref<?xi8> to memref<4xf32>
+  %q = memref.view %state[%c8][] : memref<?xi8> to memref<2xf32>
+  %tmp = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%one : f32) outs(%tmp : memref<4xf32>)
+  memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
+  linalg.fill ins(%one : f32) outs(%q : memref<2xf32>)
+  %v = memref.load %tmp[%c0] : memref<4xf32>
+  memref.store %v, %out[] : memref<f32>
+  return
+}
+func.func @unknown(%state: memref<?xi8>, %other: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %p = memref.view %state[%c0][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<4xf32>
+  %x = "test.opaque"(%other) : (memref<4xf32>) -> memref<4xf32>
+  linalg.fill ins(%one : f32) outs(%x : memref<4xf32>)
+  linalg.fill ins(%one : f32) outs(%tmp : memref<4xf32>)
+  memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
+  return
+}
