@@ -122,7 +122,7 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
     (*fn).erase();
     // Rematerialization applies inside each micro-batch.
     if (failed(fnGrad) ||
-        failed(rematerialize(*fnGrad, step.getEffectiveRemat())))
+        failed(rematerialize(*fnGrad, getRematConfig(step))))
       return failure();
     return fnGrad;
   };

@@ -41,11 +41,32 @@ struct RematReport {
   double recomputeFlops = 0, forwardFlops = 0;
 };
 
+/// What gacc-remat does to the gradient functions of a step.
+struct RematConfig {
+  RematPolicy policy = RematPolicy::none;
+  /// For `budget`: bytes the activations the backward keeps may take.
+  int64_t activationBudget = 0;
+};
+
+/// The step's policy; for `budget`, its `gacc.remat_activation_budget`
+/// attribute (what `gacc run`/`gacc plan` derive from the peak budget with
+/// the memory planner), else the budget itself.
+RematConfig getRematConfig(TrainStepOp step);
+
 /// Rewrites `grad` (from buildGradientFunction) so that its backward keeps
-/// only the forward values `policy` saves and recomputes the others from
+/// only the forward values the policy saves and recomputes the others from
 /// them (see gacc-remat). Ops may force a choice with a `gacc.remat`
 /// attribute ("save" or "recompute").
-FailureOr<RematReport> rematerialize(func::FuncOp grad, RematAttr policy);
+FailureOr<RematReport> rematerialize(func::FuncOp grad,
+                                     const RematConfig &options);
+
+/// The fewest bytes of kept activations any `budget` schedule of `grad`
+/// achieves (gacc-remat's cost model), without rewriting it.
+FailureOr<int64_t> minimumRematActivationBytes(func::FuncOp grad);
+
+/// The step attribute that carries the activation budget.
+inline constexpr llvm::StringLiteral kRematActivationBudgetAttrName =
+    "gacc.remat_activation_budget";
 
 /// The op attribute that forces gacc-remat to save or recompute its result.
 inline constexpr llvm::StringLiteral kRematAttrName = "gacc.remat";

@@ -49,6 +49,162 @@ double flopsOf(Operation *op) {
   return elements;
 }
 
+/// Optimal segment boundaries for a memory budget: an exact dynamic
+/// program over the forward op chain (see gacc-remat's description).
+///
+/// Segment [a, b) of the forward's non-leaf ops costs, when it is not the
+/// last one, the flops of recomputing its needed values and their
+/// ancestors inside it (`cost`), keeps the values it defines that a later
+/// segment uses (`saved`), and needs its recomputed values at once during
+/// its backward (`transient`); the last segment [a, n) keeps its needed
+/// values (`lastKept`). A schedule's memory is
+///   Σ saved + lastKept + max transient,
+/// its cost Σ cost. Labels (cost, Σ saved, max transient) per boundary,
+/// pruned to the Pareto front, make the search exact: O(n²) segments, each
+/// extended by every label of its start.
+class SegmentSchedule {
+public:
+  explicit SegmentSchedule(ArrayRef<Operation *> forward) {
+    DenseMap<Operation *, int64_t> index;
+    for (Operation *op : forward)
+      if (!isLeaf(op)) {
+        index[op] = static_cast<int64_t>(ops.size());
+        ops.push_back(op);
+      }
+    n = static_cast<int64_t>(ops.size());
+    SmallVector<int64_t> lastUse(n, -1);
+    SmallVector<bool> needed(n, false);
+    SmallVector<int64_t> bytes(n, 0);
+    SmallVector<SmallVector<int64_t>> operands(n), endsAt(n);
+    for (auto [k, op] : llvm::enumerate(ops)) {
+      for (Value result : op->getResults()) {
+        bytes[k] += bytesOf(result);
+        for (Operation *user : result.getUsers()) {
+          auto it = index.find(user);
+          // Leaves take no operands: any other user is the backward.
+          if (it != index.end())
+            lastUse[k] = std::max(lastUse[k], it->second);
+          else
+            needed[k] = true;
+        }
+      }
+      for (Value operand : op->getOperands())
+        if (auto it = index.find(operand.getDefiningOp()); it != index.end())
+          operands[k].push_back(it->second);
+      if (lastUse[k] >= 0)
+        endsAt[lastUse[k]].push_back(k);
+    }
+    lastKept.assign(n + 1, 0);
+    for (int64_t a = n - 1; a >= 0; --a)
+      lastKept[a] = lastKept[a + 1] + (needed[a] ? bytes[a] : 0);
+
+    segments.assign((n + 1) * (n + 1), Segment());
+    SmallVector<bool> recomputed(n);
+    for (int64_t a = 0; a < n; ++a) {
+      std::fill(recomputed.begin(), recomputed.end(), false);
+      Segment running;
+      for (int64_t b = a + 1; b <= n; ++b) {
+        int64_t k = b - 1;
+        for (int64_t v : endsAt[k])
+          if (v >= a)
+            running.saved -= bytes[v];
+        if (lastUse[k] > k)
+          running.saved += bytes[k];
+        if (needed[k]) {
+          SmallVector<int64_t> stack{k};
+          while (!stack.empty()) {
+            int64_t v = stack.pop_back_val();
+            if (v < a || recomputed[v])
+              continue;
+            recomputed[v] = true;
+            running.cost += flopsOf(ops[v]);
+            running.transient += bytes[v];
+            stack.append(operands[v]);
+          }
+        }
+        segments[a * (n + 1) + b] = running;
+      }
+    }
+  }
+
+  /// The boundaries of the cheapest schedule within `budget` bytes (with
+  /// `leastMemory`: of the schedule that needs the fewest bytes, whose
+  /// memory `memory` receives); nullopt if none fits.
+  std::optional<SmallVector<int64_t>> solve(int64_t budget, bool leastMemory,
+                                            int64_t *memory = nullptr) const {
+    struct Label {
+      double cost;
+      int64_t saved, transient;
+      int64_t from, fromLabel;
+    };
+    std::vector<std::vector<Label>> labels(n + 1);
+    labels[0].push_back({0, 0, 0, -1, -1});
+    std::optional<std::pair<int64_t, int64_t>> best;
+    double bestObjective = std::numeric_limits<double>::infinity();
+    for (int64_t a = 0; a <= n; ++a) {
+      for (int64_t l = 0; l < static_cast<int64_t>(labels[a].size()); ++l) {
+        Label label = labels[a][l];
+        int64_t total = label.saved + lastKept[a] + label.transient;
+        double objective = leastMemory ? static_cast<double>(total)
+                                       : label.cost;
+        if (total <= budget && objective < bestObjective) {
+          bestObjective = objective;
+          best = {a, l};
+        }
+        for (int64_t b = a + 1; b < n; ++b) {
+          const Segment &segment = segments[a * (n + 1) + b];
+          Label next{leastMemory ? 0 : label.cost + segment.cost,
+                     label.saved + segment.saved,
+                     std::max(label.transient, segment.transient), a, l};
+          if (next.saved + next.transient > budget)
+            continue;
+          addPareto(labels[b], next);
+        }
+      }
+    }
+    if (!best)
+      return std::nullopt;
+    if (memory)
+      *memory = static_cast<int64_t>(bestObjective);
+    SmallVector<int64_t> boundaries;
+    for (auto [a, l] = *best; a > 0;) {
+      boundaries.push_back(a);
+      const Label &label = labels[a][l];
+      std::tie(a, l) = std::pair(label.from, label.fromLabel);
+    }
+    std::reverse(boundaries.begin(), boundaries.end());
+    return boundaries;
+  }
+
+  /// The forward op that starts non-leaf op `k`'s segment boundary.
+  Operation *op(int64_t k) const { return ops[k]; }
+
+private:
+  struct Segment {
+    double cost = 0;
+    int64_t saved = 0, transient = 0;
+  };
+
+  template <typename Label>
+  static void addPareto(std::vector<Label> &front, const Label &label) {
+    auto dominates = [](const Label &x, const Label &y) {
+      return x.cost <= y.cost && x.saved <= y.saved &&
+             x.transient <= y.transient;
+    };
+    for (const Label &other : front)
+      if (dominates(other, label))
+        return;
+    llvm::erase_if(front,
+                   [&](const Label &other) { return dominates(label, other); });
+    front.push_back(label);
+  }
+
+  SmallVector<Operation *> ops;
+  int64_t n = 0;
+  SmallVector<int64_t> lastKept;
+  std::vector<Segment> segments;
+};
+
 /// Which forward values `policy` saves, by the segment each forward op is
 /// in: values used in a later segment, and the whole last segment.
 class SavedSet {
@@ -58,7 +214,8 @@ public:
       position[op] = static_cast<int64_t>(i);
   }
 
-  LogicalResult choose(func::FuncOp grad, RematPolicy policy) {
+  LogicalResult choose(func::FuncOp grad, const RematConfig &options) {
+    RematPolicy policy = options.policy;
     SmallVector<int64_t> segment(forward.size(), 0);
     switch (policy) {
     case RematPolicy::none:
@@ -107,9 +264,31 @@ public:
       }
       break;
     }
-    case RematPolicy::budget:
-      return grad.emitError("remat policy 'budget' is not supported yet: "
-                            "use blocks, sqrt or matmuls");
+    case RematPolicy::budget: {
+      SegmentSchedule schedule(forward);
+      std::optional<SmallVector<int64_t>> boundaries =
+          schedule.solve(options.activationBudget, /*leastMemory=*/false);
+      if (!boundaries) {
+        int64_t least = 0;
+        schedule.solve(std::numeric_limits<int64_t>::max(),
+                       /*leastMemory=*/true, &least);
+        return grad.emitError("remat budget: no schedule keeps the "
+                              "activations the backward reads within ")
+               << options.activationBudget << " bytes; the least any needs is "
+               << least << " bytes";
+      }
+      // Segment i starts at the i-th boundary's op.
+      int64_t current = 0;
+      auto next = boundaries->begin();
+      for (auto [i, op] : llvm::enumerate(forward)) {
+        if (next != boundaries->end() && op == schedule.op(*next)) {
+          ++current;
+          ++next;
+        }
+        segment[i] = current;
+      }
+      break;
+    }
     }
     int64_t last = forward.empty() ? 0 : segment.back();
     for (auto [i, op] : llvm::enumerate(forward))
@@ -187,19 +366,52 @@ private:
 };
 } // namespace
 
-FailureOr<RematReport> gacc::rematerialize(func::FuncOp grad,
-                                           RematAttr policy) {
-  auto forwardOps = grad->getAttrOfType<IntegerAttr>(kForwardOpsAttrName);
-  if (!forwardOps)
+RematConfig gacc::getRematConfig(TrainStepOp step) {
+  RematAttr remat = step.getEffectiveRemat();
+  RematConfig options{remat.getPolicy(),
+                       static_cast<int64_t>(remat.getBudget())};
+  if (auto budget =
+          step->getAttrOfType<IntegerAttr>(kRematActivationBudgetAttrName))
+    options.activationBudget = budget.getInt();
+  return options;
+}
+
+/// The forward ops of a gradient function from gacc-autodiff.
+static FailureOr<SmallVector<Operation *>> forwardOps(func::FuncOp grad) {
+  auto count = grad->getAttrOfType<IntegerAttr>(kForwardOpsAttrName);
+  if (!count)
     return grad.emitError("cannot rematerialize: not a gradient function "
                           "from gacc-autodiff (no ")
            << kForwardOpsAttrName << ")";
+  SmallVector<Operation *> forward;
+  for (Operation &op : grad.getBody().front().without_terminator()) {
+    if (static_cast<int64_t>(forward.size()) == count.getInt())
+      break;
+    forward.push_back(&op);
+  }
+  return forward;
+}
+
+FailureOr<int64_t> gacc::minimumRematActivationBytes(func::FuncOp grad) {
+  FailureOr<SmallVector<Operation *>> forward = forwardOps(grad);
+  if (failed(forward))
+    return failure();
+  int64_t least = 0;
+  SegmentSchedule(*forward).solve(std::numeric_limits<int64_t>::max(),
+                                  /*leastMemory=*/true, &least);
+  return least;
+}
+
+FailureOr<RematReport> gacc::rematerialize(func::FuncOp grad,
+                                           const RematConfig &options) {
+  FailureOr<SmallVector<Operation *>> forwardOrFailure = forwardOps(grad);
+  if (failed(forwardOrFailure))
+    return failure();
+  SmallVector<Operation *> forward = std::move(*forwardOrFailure), backward;
   Block &body = grad.getBody().front();
-  SmallVector<Operation *> forward, backward;
   for (Operation &op : body.without_terminator())
-    (static_cast<int64_t>(forward.size()) < forwardOps.getInt() ? forward
-                                                                : backward)
-        .push_back(&op);
+    if (!llvm::is_contained(forward, &op))
+      backward.push_back(&op);
 
   SavedSet plan(forward);
   RematReport report;
@@ -222,7 +434,7 @@ FailureOr<RematReport> gacc::rematerialize(func::FuncOp grad,
     if (!isLeaf(op))
       report.forwardFlops += flopsOf(op);
 
-  if (failed(plan.choose(grad, policy.getPolicy())) ||
+  if (failed(plan.choose(grad, options)) ||
       failed(plan.applyOverrides()))
     return failure();
   {
@@ -262,12 +474,13 @@ struct RematPass : public gacc::impl::RematBase<RematPass> {
     }
     llvm::StringMap<RematPolicy> done;
     for (TrainStepOp step : module.getOps<TrainStepOp>()) {
-      RematAttr remat = forced ? RematAttr::get(&getContext(), *forced, 0)
-                               : step.getEffectiveRemat();
+      RematConfig options = getRematConfig(step);
+      if (forced)
+        options = {*forced, 0};
       std::string name = (step.getModel() + "_grad").str();
-      auto [it, first] = done.try_emplace(name, remat.getPolicy());
+      auto [it, first] = done.try_emplace(name, options.policy);
       if (!first) {
-        if (it->second != remat.getPolicy()) {
+        if (it->second != options.policy) {
           step.emitOpError("shares its model with another step that asks "
                            "for another remat policy");
           return signalPassFailure();
@@ -279,7 +492,7 @@ struct RematPass : public gacc::impl::RematBase<RematPass> {
         step.emitOpError("has no gradient function: run gacc-autodiff first");
         return signalPassFailure();
       }
-      FailureOr<RematReport> report = rematerialize(grad, remat);
+      FailureOr<RematReport> report = rematerialize(grad, options);
       if (failed(report))
         return signalPassFailure();
       numRecomputed += report->recomputedOps;

@@ -21,11 +21,11 @@ static int64_t byteSize(Type type) {
          ((tensor.getElementTypeBitWidth() + 7) / 8);
 }
 
-/// What the backward of one micro-batch reads, before and after the step's
-/// rematerialization policy.
-static FailureOr<RematReport> activationReport(TrainStepOp step) {
-  OwningOpRef<ModuleOp> scratch =
-      step->getParentOfType<ModuleOp>().clone();
+/// The gradient function of one micro-batch of `step`, in `scratch`, a
+/// copy of its module.
+static FailureOr<func::FuncOp>
+microBatchGradient(TrainStepOp step, OwningOpRef<ModuleOp> &scratch) {
+  scratch = step->getParentOfType<ModuleOp>().clone();
   TrainStepOp copy = TrainStepOp::find(*scratch, step.getSymName());
   func::FuncOp model = copy.getModelFunc();
   int64_t batch = copy.getBatchSize();
@@ -37,10 +37,17 @@ static FailureOr<RematReport> activationReport(TrainStepOp step) {
       return failure();
     model = *specialized;
   }
-  FailureOr<func::FuncOp> grad = buildGradientFunction(model);
+  return buildGradientFunction(model);
+}
+
+/// What the backward of one micro-batch reads, before and after the step's
+/// rematerialization policy.
+static FailureOr<RematReport> activationReport(TrainStepOp step) {
+  OwningOpRef<ModuleOp> scratch;
+  FailureOr<func::FuncOp> grad = microBatchGradient(step, scratch);
   if (failed(grad))
     return failure();
-  return rematerialize(*grad, copy.getEffectiveRemat());
+  return rematerialize(*grad, getRematConfig(step));
 }
 
 FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
@@ -120,6 +127,65 @@ FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
     return best;
   }
   return planFor(even);
+}
+
+FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
+                                                  int64_t budgetBytes) {
+  MLIRContext *context = step.getContext();
+  Builder b(context);
+  auto planWith = [&](RematPolicy policy,
+                      int64_t activationBudget) -> FailureOr<MemoryPlan> {
+    step.setRematAttr(RematAttr::get(
+        context, policy,
+        policy == RematPolicy::budget ? static_cast<uint64_t>(budgetBytes)
+                                      : 0));
+    step->setAttr(kRematActivationBudgetAttrName,
+                  b.getI64IntegerAttr(activationBudget));
+    return planMemory(step);
+  };
+  // Everything but the kept activations, from the plan without remat.
+  FailureOr<MemoryPlan> keepAll = planWith(RematPolicy::none, 0);
+  if (failed(keepAll))
+    return failure();
+  if (keepAll->peakBytes() <= budgetBytes) // Nothing to recompute.
+    return planWith(RematPolicy::budget, keepAll->activationBytes);
+  OwningOpRef<ModuleOp> scratch;
+  FailureOr<func::FuncOp> grad = microBatchGradient(step, scratch);
+  if (failed(grad))
+    return failure();
+  FailureOr<int64_t> least = minimumRematActivationBytes(*grad);
+  if (failed(least))
+    return failure();
+  // The least-memory schedule must fit. The cost model counts activations,
+  // the planner the whole peak, and the two do not move in lockstep: try
+  // activation budgets from the least to all of them, let the planner
+  // judge, and keep the cheapest schedule that fits.
+  FailureOr<MemoryPlan> best = planWith(RematPolicy::budget, *least);
+  if (failed(best))
+    return failure();
+  if (best->peakBytes() > budgetBytes)
+    return step.emitError("no rematerialization schedule fits in ")
+           << formatBytes(budgetBytes) << ": the least memory any needs is "
+           << formatBytes(best->peakBytes()) << " (" << best->peakBytes()
+           << " bytes)";
+  int64_t bestBudget = *least;
+  constexpr int kTries = 12;
+  int64_t span = keepAll->activationBytes - *least;
+  for (int i = 1; i <= kTries; ++i) {
+    int64_t activationBudget = *least + span * i / kTries;
+    FailureOr<MemoryPlan> plan =
+        planWith(RematPolicy::budget, activationBudget);
+    if (failed(plan))
+      return failure();
+    if (plan->peakBytes() <= budgetBytes &&
+        plan->remat.recomputeFlops < best->remat.recomputeFlops) {
+      best = plan;
+      bestBudget = activationBudget;
+    }
+  }
+  step->setAttr(kRematActivationBudgetAttrName,
+                b.getI64IntegerAttr(bestBudget));
+  return best;
 }
 
 std::optional<int64_t> mlir::gacc::parseByteSize(StringRef text) {

@@ -52,6 +52,12 @@ FailureOr<MemoryPlan> planMemory(TrainStepOp step);
 /// memory the smallest micro-batch needs when none fits.
 FailureOr<MemoryPlan> fitMicroBatch(TrainStepOp step, int64_t budgetBytes);
 
+/// For the `budget` rematerialization policy: sets on `step` the activation
+/// budget (kRematActivationBudgetAttrName) whose plan keeps the peak within
+/// `budgetBytes` and returns that plan. Fails with an error on `step` that
+/// names the least peak any schedule reaches when the budget is below it.
+FailureOr<MemoryPlan> fitRematBudget(TrainStepOp step, int64_t budgetBytes);
+
 /// "8GiB", "512 MiB", "1.5GB", "1e9", "4096": bytes; nullopt if malformed.
 std::optional<int64_t> parseByteSize(llvm::StringRef text);
 

@@ -6,8 +6,11 @@ policy (blocks where the model marks blocks, sqrt, matmuls), with and
 without gradient accumulation: the first step's gradients and the
 parameters after 3 steps are bitwise those of `--remat none` (dropout
 recomputes the same bits), and the activations the backward keeps shrink.
-Then `sqrt` on MLPs of 4, 16 and 64 layers: its kept activations grow as
-about √n while `none`'s grow as n. Prints one line per check and REMAT OK.
+The `budget` policy on GPT-mini meets a sweep of budgets (planned and
+measured), recomputes no more than `sqrt` at `sqrt`'s peak, keeps the
+gradients, and names the least feasible budget when given less. Then
+`sqrt` on MLPs of 4, 16 and 64 layers: its kept activations grow as about
+√n while `none`'s grow as n. Prints one line per check and REMAT OK.
 
 usage: remat.py GACC EXAMPLES_DIR WORK_DIR
 """
@@ -80,6 +83,40 @@ def main():
                       f"{kept['peak']}, recompute "
                       f"{p['recompute_flops'] / p['forward_flops']:.2f} of "
                       "the forward")
+
+    # The budget policy on GPT-mini: a sweep of peak budgets, each met as
+    # planned and as measured; at sqrt's peak it recomputes no more than
+    # sqrt; the same gradients; an impossible budget names the least.
+    gpt = os.path.join(examples, "gpt_mini.mlir")
+    sqrt = plan(gacc, gpt, ["--remat=sqrt"])
+    for budget in (34 << 20, sqrt["peak"], 44 << 20):
+        p = plan(gacc, gpt, ["--remat=budget", f"--remat-budget={budget}",
+                             "--measure"])
+        ok = p["peak"] <= budget and p["measured_peak"] <= budget
+        if budget == sqrt["peak"]:
+            ok &= p["recompute_flops"] <= sqrt["recompute_flops"]
+        failures += not ok
+        print(f"{'ok' if ok else 'MISMATCH'} budget {budget}: planned peak "
+              f"{p['peak']}, measured {p['measured_peak']}, recompute "
+              f"{p['recompute_flops'] / p['forward_flops']:.3f} of the "
+              f"forward (sqrt: {sqrt['recompute_flops'] / sqrt['forward_flops']:.3f}"
+              f" at {sqrt['peak']})")
+    ours = run(gacc, gpt, work, "gpt-budget",
+               ["--remat=budget", f"--remat-budget={36 << 20}"])
+    reference = run(gacc, gpt, work, "gpt-none", ["--remat=none"])
+    same = all(filecmp.cmp(a, b, shallow=False)
+               for a, b in zip(ours, reference))
+    failures += not same
+    print(f"{'ok' if same else 'MISMATCH'} budget gradients and parameters "
+          f"{'bitwise equal' if same else 'DIFFER'}")
+    error = subprocess.run([gacc, "plan", gpt, "--remat=budget",
+                            "--remat-budget=20MiB"], capture_output=True,
+                           text=True)
+    ok = (error.returncode != 0 and "no rematerialization schedule fits in "
+          "20.0 MiB: the least memory any needs is" in error.stderr)
+    failures += not ok
+    print(f"{'ok' if ok else 'MISMATCH'} impossible budget: "
+          f"{error.stderr.strip().splitlines()[0]}")
 
     # Kept activations against depth.
     kept = {}

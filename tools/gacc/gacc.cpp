@@ -155,7 +155,29 @@ struct LoadedModel {
     if (module)
       step = mlir::gacc::TrainStepOp::find(*module, stepName);
     return step && succeeded(applyRematOptions()) &&
-           succeeded(applyBatchOptions());
+           succeeded(applyBatchOptions()) && succeeded(fitRematBudget());
+  }
+
+  /// The `budget` policy: the planner turns the peak budget into the
+  /// activation budget gacc-remat schedules for (after the batch options:
+  /// remat applies inside each micro-batch).
+  mlir::LogicalResult fitRematBudget() {
+    mlir::gacc::RematAttr remat = step.getEffectiveRemat();
+    if (remat.getPolicy() != mlir::gacc::RematPolicy::budget)
+      return mlir::success();
+    if (memoryBudget.getNumOccurrences())
+      return step.emitError("give --memory-budget or the remat budget "
+                            "policy, not both");
+    FailureOr<mlir::gacc::MemoryPlan> plan = mlir::gacc::fitRematBudget(
+        step, static_cast<int64_t>(remat.getBudget()));
+    if (failed(plan))
+      return mlir::failure();
+    errs() << "gacc: remat budget " << mlir::gacc::formatBytes(remat.getBudget())
+           << ": keeps " << mlir::gacc::formatBytes(plan->activationBytes)
+           << " of " << mlir::gacc::formatBytes(plan->remat.activationBytes)
+           << " activations, planned peak "
+           << mlir::gacc::formatBytes(plan->peakBytes()) << "\n";
+    return mlir::success();
   }
 
   /// --remat / --remat-budget override the step's remat attribute.
