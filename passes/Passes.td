@@ -59,8 +59,23 @@ def Remat : Pass<"gacc-remat", "ModuleOp"> {
     * `matmuls`: saves only matmul results (JAX's `dots_saveable`); the
       cheap elementwise work, softmax and normalizations are recomputed.
 
-    In all three the last segment is kept: its backward comes first, while
-    its activations are still alive. An op's `gacc.remat = "save"` or
+    * `budget`: the segment boundaries with the least recompute whose kept
+      activations fit the step's `gacc.remat_activation_budget` (alone,
+      the pass reads the policy's budget as that). An exact dynamic
+      program over the forward op chain: a non-last segment costs the
+      flops of recomputing what its backward reads (and their ancestors in
+      it), keeps the values it defines that a later segment uses, and
+      needs its recomputed values at once during its backward; a schedule
+      needs Σ kept + the last segment's + max recomputed bytes. Labels
+      (flops, Σ kept, max recomputed) per boundary, pruned to their Pareto
+      front, make the search exact within this model: O(n²) segments for
+      n forward ops, times the labels at their start. `gacc run`/`gacc
+      plan` derive the activation budget from the peak budget with the
+      memory planner, keep the cheapest schedule whose planned peak fits,
+      and name the least feasible peak when none does.
+
+    In the segment policies the last segment is kept: its backward comes
+    first, while its activations are still alive. An op's `gacc.remat = "save"` or
     `"recompute"` attribute overrides the policy for its result (JAX's
     `checkpoint_name`, PyTorch's selective checkpointing). Recomputation
     clones the forward op, so random ops (dropout) replay the same bits:
@@ -77,7 +92,7 @@ def Remat : Pass<"gacc-remat", "ModuleOp"> {
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"\"",
            "none, blocks, sqrt or matmuls for every step (default: each "
-           "step's remat attribute)">
+           "step's remat attribute, budget included)">
   ];
   let dependentDialects = ["::mlir::gacc::GaccDialect"];
   let statistics = [

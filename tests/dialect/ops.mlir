@@ -120,6 +120,10 @@ func.func @nn(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>,
   // CHECK: gacc.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<3x3xi1>, tensor<2x3x3xf32>, tensor<f32>
   %s = gacc.slice %x offsets = [0, 0, 0] sizes = [2, 3, 3] : tensor<2x3x4xf32> -> tensor<2x3x3xf32>
   %5 = gacc.select %mask, %s, %ninf : tensor<3x3xi1>, tensor<2x3x3xf32>, tensor<f32>
+  // CHECK: gacc.checkpoint %{{.*}} : tensor<2x3x4xf32>
+  %6 = gacc.checkpoint %x : tensor<2x3x4xf32>
+  // CHECK: gacc.optimization_barrier %{{.*}}, %{{.*}} : tensor<2x3x4xf32>, tensor<2x3xi32>
+  %7:2 = gacc.optimization_barrier %x, %ids : tensor<2x3x4xf32>, tensor<2x3xi32>
   return
 }
 

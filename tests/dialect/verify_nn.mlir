@@ -141,3 +141,12 @@ func.func @f(%i: tensor<4xi32>) {
   %0 = gacc.one_hot %i : tensor<4xi32> -> tensor<4xf32>
   return
 }
+
+// -----
+
+// A checkpoint is the identity on a float tensor.
+func.func @f(%ids: tensor<2x3xi32>) {
+  // expected-error @+1 {{'gacc.checkpoint' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<2x3xi32>'}}
+  %c = gacc.checkpoint %ids : tensor<2x3xi32>
+  return
+}
