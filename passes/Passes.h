@@ -35,10 +35,10 @@ inline constexpr llvm::StringLiteral kForwardOpsAttrName = "gacc.forward_ops";
 struct RematReport {
   /// Bytes of forward values the backward reads, before and after.
   int64_t activationBytes = 0, savedBytes = 0;
-  /// Forward ops cloned into the backward, and their estimated flops
-  /// against the whole forward's.
+  /// Forward ops cloned into the backward, and their estimated time
+  /// against the whole forward's (nanoseconds, gacc-remat's cost model).
   int64_t recomputedOps = 0;
-  double recomputeFlops = 0, forwardFlops = 0;
+  double recomputeCost = 0, forwardCost = 0;
 };
 
 /// What gacc-remat does to the gradient functions of a step.

@@ -63,11 +63,12 @@ def Remat : Pass<"gacc-remat", "ModuleOp"> {
       activations fit the step's `gacc.remat_activation_budget` (alone,
       the pass reads the policy's budget as that). An exact dynamic
       program over the forward op chain: a non-last segment costs the
-      flops of recomputing what its backward reads (and their ancestors in
+      estimated time of recomputing what its backward reads (and their
+      ancestors in
       it), keeps the values it defines that a later segment uses, and
       needs its recomputed values at once during its backward; a schedule
       needs Σ kept + the last segment's + max recomputed bytes. Labels
-      (flops, Σ kept, max recomputed) per boundary, pruned to their Pareto
+      (time, Σ kept, max recomputed) per boundary, pruned to their Pareto
       front, make the search exact within this model: O(n²) segments for
       n forward ops, times the labels at their start. `gacc run`/`gacc
       plan` derive the activation budget from the peak budget with the
@@ -75,9 +76,11 @@ def Remat : Pass<"gacc-remat", "ModuleOp"> {
       and name the least feasible peak when none does.
 
     In the segment policies the last segment is kept: its backward comes
-    first, while its activations are still alive. An op's `gacc.remat = "save"` or
-    `"recompute"` attribute overrides the policy for its result (JAX's
-    `checkpoint_name`, PyTorch's selective checkpointing). Recomputation
+    first, while its activations are still alive. An op's `gacc.remat =
+    "save"` or `"recompute"` attribute overrides the policy for its result
+    (JAX's `checkpoint_name`, PyTorch's selective checkpointing); on a
+    `gacc.checkpoint` it applies to the whole block that follows, up to the
+    next checkpoint (ops of the block may override it again). Recomputation
     clones the forward op, so random ops (dropout) replay the same bits:
     gradients are bitwise those of `none`.
 
@@ -103,7 +106,7 @@ def Remat : Pass<"gacc-remat", "ModuleOp"> {
     Statistic<"savedBytes", "saved-bytes",
               "Bytes of forward values the backward reads after">,
     Statistic<"recomputePercent", "recompute-percent",
-              "Estimated recompute flops, percent of the forward's">
+              "Estimated recompute time, percent of the forward's">
   ];
 }
 

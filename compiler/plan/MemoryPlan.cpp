@@ -156,10 +156,12 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
   FailureOr<int64_t> least = minimumRematActivationBytes(*grad);
   if (failed(least))
     return failure();
-  // The least-memory schedule must fit. The cost model counts activations,
-  // the planner the whole peak, and the two do not move in lockstep: try
-  // activation budgets from the least to all of them, let the planner
-  // judge, and keep the cheapest schedule that fits.
+  // The least-memory schedule must fit. The cost model counts activations
+  // (kept, and recomputed ones at once), the planner the whole peak, and
+  // the two do not move in lockstep: try activation budgets from the least
+  // to a little more than what no remat keeps (the model counts recomputed
+  // values on top), let the planner judge, and keep the cheapest schedule
+  // that fits.
   FailureOr<MemoryPlan> best = planWith(RematPolicy::budget, *least);
   if (failed(best))
     return failure();
@@ -169,8 +171,8 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
            << formatBytes(best->peakBytes()) << " (" << best->peakBytes()
            << " bytes)";
   int64_t bestBudget = *least;
-  constexpr int kTries = 12;
-  int64_t span = keepAll->activationBytes - *least;
+  constexpr int kTries = 20;
+  int64_t span = keepAll->activationBytes * 6 / 5 - *least;
   for (int i = 1; i <= kTries; ++i) {
     int64_t activationBudget = *least + span * i / kTries;
     FailureOr<MemoryPlan> plan =
@@ -178,11 +180,36 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
     if (failed(plan))
       return failure();
     if (plan->peakBytes() <= budgetBytes &&
-        plan->remat.recomputeFlops < best->remat.recomputeFlops) {
+        plan->remat.recomputeCost < best->remat.recomputeCost) {
       best = plan;
       bestBudget = activationBudget;
     }
   }
+  // The fixed segmentations are schedules too; the planner may rank one
+  // above the model's pick (the model bounds recompute from above).
+  std::optional<RematPolicy> bestFixed;
+  bool hasBlocks = false;
+  step.getModelFunc().walk([&](CheckpointOp) { hasBlocks = true; });
+  for (RematPolicy policy :
+       {RematPolicy::sqrt, RematPolicy::matmuls, RematPolicy::blocks}) {
+    if (policy == RematPolicy::blocks && !hasBlocks)
+      continue;
+    FailureOr<MemoryPlan> plan = planWith(policy, 0);
+    if (failed(plan))
+      return failure();
+    if (plan->peakBytes() <= budgetBytes &&
+        plan->remat.recomputeCost < best->remat.recomputeCost) {
+      best = plan;
+      bestFixed = policy;
+    }
+  }
+  if (bestFixed) {
+    step.setRematAttr(RematAttr::get(context, *bestFixed, 0));
+    step->removeAttr(kRematActivationBudgetAttrName);
+    return best;
+  }
+  step.setRematAttr(RematAttr::get(context, RematPolicy::budget,
+                                   static_cast<uint64_t>(budgetBytes)));
   step->setAttr(kRematActivationBudgetAttrName,
                 b.getI64IntegerAttr(bestBudget));
   return best;
@@ -280,9 +307,9 @@ void mlir::gacc::printMemoryPlan(raw_ostream &os, TrainStepOp step,
         << "remat " << stringifyRematPolicy(plan.rematPolicy) << ": "
         << formatBytes(plan.remat.activationBytes) << " without; recomputes "
         << plan.remat.recomputedOps << " ops, "
-        << llvm::format("%.0f", 100.0 * plan.remat.recomputeFlops /
-                                    std::max(plan.remat.forwardFlops, 1.0))
-        << "% of the forward's flops";
+        << llvm::format("%.0f", 100.0 * plan.remat.recomputeCost /
+                                    std::max(plan.remat.forwardCost, 1.0))
+        << "% of the forward's time (estimated)";
     row("  saved by remat",
         plan.remat.activationBytes - plan.remat.savedBytes, note);
   }
@@ -321,8 +348,8 @@ void mlir::gacc::printMemoryPlanJson(raw_ostream &os, TrainStepOp step,
       {"remat", stringifyRematPolicy(plan.rematPolicy)},
       {"activations_without_remat", plan.remat.activationBytes},
       {"recomputed_ops", plan.remat.recomputedOps},
-      {"recompute_flops", plan.remat.recomputeFlops},
-      {"forward_flops", plan.remat.forwardFlops},
+      {"recompute_cost", plan.remat.recomputeCost},
+      {"forward_cost", plan.remat.forwardCost},
       {"workspace", plan.workspaceBytes},
       {"heap", plan.unplannedBytes},
       {"peak", plan.peakBytes()}};

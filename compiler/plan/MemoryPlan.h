@@ -52,9 +52,11 @@ FailureOr<MemoryPlan> planMemory(TrainStepOp step);
 /// memory the smallest micro-batch needs when none fits.
 FailureOr<MemoryPlan> fitMicroBatch(TrainStepOp step, int64_t budgetBytes);
 
-/// For the `budget` rematerialization policy: sets on `step` the activation
-/// budget (kRematActivationBudgetAttrName) whose plan keeps the peak within
-/// `budgetBytes` and returns that plan. Fails with an error on `step` that
+/// For the `budget` rematerialization policy: plans the schedules of the
+/// exact DP over a range of activation budgets, and the fixed segmentations
+/// (sqrt, matmuls, blocks), and sets on `step` the cheapest whose planned
+/// peak fits in `budgetBytes` (the activation budget,
+/// kRematActivationBudgetAttrName, or the fixed policy); returns its plan. Fails with an error on `step` that
 /// names the least peak any schedule reaches when the budget is below it.
 FailureOr<MemoryPlan> fitRematBudget(TrainStepOp step, int64_t budgetBytes);
 

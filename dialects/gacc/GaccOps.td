@@ -528,9 +528,12 @@ def Gacc_CheckpointOp : Gacc_Op<"checkpoint", [Pure, SameOperandsAndResultType,
     policy the backward pass keeps every checkpointed value and recomputes
     the forward values between them, as `torch.utils.checkpoint` around
     each block. Other policies ignore it; its gradient is the identity.
+    A `gacc.remat = "save"` or `"recompute"` attribute on it forces that
+    choice for the whole block, under any policy.
 
     ```mlir
     %x1 = gacc.checkpoint %x : tensor<16x64x128xf32>
+    %x2 = gacc.checkpoint %y {gacc.remat = "save"} : tensor<16x64x128xf32>
     ```
   }];
   let arguments = (ins Gacc_FloatTensor:$input);

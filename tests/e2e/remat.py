@@ -81,7 +81,7 @@ def main():
                       f"activations {p['activations']} of "
                       f"{kept['activations']}, peak {p['peak']} of "
                       f"{kept['peak']}, recompute "
-                      f"{p['recompute_flops'] / p['forward_flops']:.2f} of "
+                      f"{p['recompute_cost'] / p['forward_cost']:.2f} of "
                       "the forward")
 
     # The budget policy on GPT-mini: a sweep of peak budgets, each met as
@@ -94,12 +94,12 @@ def main():
                              "--measure"])
         ok = p["peak"] <= budget and p["measured_peak"] <= budget
         if budget == sqrt["peak"]:
-            ok &= p["recompute_flops"] <= sqrt["recompute_flops"]
+            ok &= p["recompute_cost"] <= sqrt["recompute_cost"]
         failures += not ok
         print(f"{'ok' if ok else 'MISMATCH'} budget {budget}: planned peak "
               f"{p['peak']}, measured {p['measured_peak']}, recompute "
-              f"{p['recompute_flops'] / p['forward_flops']:.3f} of the "
-              f"forward (sqrt: {sqrt['recompute_flops'] / sqrt['forward_flops']:.3f}"
+              f"{p['recompute_cost'] / p['forward_cost']:.3f} of the "
+              f"forward (sqrt: {sqrt['recompute_cost'] / sqrt['forward_cost']:.3f}"
               f" at {sqrt['peak']})")
     ours = run(gacc, gpt, work, "gpt-budget",
                ["--remat=budget", f"--remat-budget={36 << 20}"])

@@ -76,7 +76,35 @@ gacc.train_step @s model @m batch_size 2 optimizer #gacc.sgd<lr = 0.1>
 // NONE: %[[E:.*]] = gacc.exp
 // NONE: %[[SAVED:.*]] = gacc.optimization_barrier %[[E]]
 // NONE: %[[T:.*]] = gacc.tanh %[[SAVED]]
-// NONE-NOT: {gacc.remat
+// NONE-NOT: gacc.tanh %[[SAVED]] {gacc.remat
 // MATMULS-LABEL: func.func @m_grad
 // MATMULS: %[[E:.*]] = gacc.exp
 // MATMULS: gacc.optimization_barrier %[[E]]
+
+// -----
+
+// On a checkpoint, an override covers its block: under none, the block
+// after the "recompute" checkpoint is recomputed from the saved checkpoint.
+gacc.param @w : tensor<4x4xf32> = #gacc.init<normal, seed = 1>
+gacc.input @x : tensor<2x4xf32> features
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<2x4xf32>
+  %w = gacc.load @w : tensor<4x4xf32>
+  %c = gacc.checkpoint %x {gacc.remat = "recompute"} : tensor<2x4xf32>
+  %m = gacc.matmul %c, %w : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+  %t = gacc.tanh %m : tensor<2x4xf32>
+  %c2 = gacc.checkpoint %t {gacc.remat = "save"} : tensor<2x4xf32>
+  %s = gacc.sigmoid %c2 : tensor<2x4xf32>
+  %l = gacc.reduce_sum %s axes = [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @s model @m batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+// NONE-LABEL: func.func @m_grad
+// NONE: %[[C:.*]] = gacc.checkpoint %{{.*}} {gacc.remat = "recompute"}
+// NONE: %[[T:.*]] = gacc.tanh
+// NONE: %[[S:.*]] = gacc.sigmoid
+// NONE: gacc.mul %[[S]], %{{.*}}
+// NONE: %[[SAVED:.*]] = gacc.optimization_barrier %[[C]]
+// NONE: %[[RM:.*]] = gacc.matmul %[[SAVED]]
+// NONE: %[[RT:.*]] = gacc.tanh %[[RM]]
+// NONE: gacc.mul %[[RT]], %[[RT]]
