@@ -95,9 +95,14 @@ def Remat : Pass<"gacc-remat", "ModuleOp"> {
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"\"",
            "none, blocks, sqrt or matmuls for every step (default: each "
-           "step's remat attribute, budget included)">
+           "step's remat attribute, budget included)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark per gradient function: kept and saved bytes, "
+           "recomputed ops and their estimated cost">
   ];
   let dependentDialects = ["::mlir::gacc::GaccDialect"];
+  // Statistics need an LLVM built with them (Debian's is not): `report`
+  // says the same as remarks.
   let statistics = [
     Statistic<"numRecomputed", "recomputed-ops",
               "Forward ops cloned into the backward">,

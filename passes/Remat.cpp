@@ -519,6 +519,15 @@ struct RematPass : public gacc::impl::RematBase<RematPass> {
       FailureOr<RematReport> report = rematerialize(grad, options);
       if (failed(report))
         return signalPassFailure();
+      if (this->report)
+        grad.emitRemark("remat ")
+            << stringifyRematPolicy(options.policy) << ": the backward keeps "
+            << report->savedBytes << " of " << report->activationBytes
+            << " bytes of activations; " << report->recomputedOps
+            << " ops recomputed, "
+            << std::llround(100.0 * report->recomputeCost /
+                            std::max(report->forwardCost, 1.0))
+            << "% of the forward's estimated time";
       numRecomputed += report->recomputedOps;
       activationBytes += report->activationBytes;
       savedBytes += report->savedBytes;

@@ -1,6 +1,8 @@
 // RUN: gacc-opt %s --split-input-file --gacc-autodiff --gacc-remat=policy=blocks | FileCheck %s --check-prefix=BLOCKS
 // RUN: gacc-opt %s --split-input-file --gacc-autodiff --gacc-remat=policy=matmuls | FileCheck %s --check-prefix=MATMULS
 // RUN: gacc-opt %s --split-input-file --gacc-autodiff --gacc-remat=policy=none | FileCheck %s --check-prefix=NONE
+// RUN: gacc-opt %s --split-input-file --gacc-autodiff --gacc-remat="policy=blocks report=true" 2>&1 >/dev/null | FileCheck %s --check-prefix=REPORT
+// REPORT: remark: remat blocks: the backward keeps {{[0-9]+}} of {{[0-9]+}} bytes of activations; 2 ops recomputed, {{[0-9]+}}% of the forward's estimated time
 
 // Two blocks: a matmul, a tanh (read by its own derivative) and a sigmoid
 // (the block's output, the next block's checkpointed input).
