@@ -148,7 +148,8 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
   if (failed(keepAll))
     return failure();
   if (keepAll->peakBytes() <= budgetBytes) // Nothing to recompute.
-    return planWith(RematPolicy::budget, keepAll->activationBytes);
+    return planWith(RematPolicy::budget,
+                    std::numeric_limits<int64_t>::max() / 2);
   OwningOpRef<ModuleOp> scratch;
   FailureOr<func::FuncOp> grad = microBatchGradient(step, scratch);
   if (failed(grad))
