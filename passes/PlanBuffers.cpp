@@ -1,5 +1,6 @@
 //===- PlanBuffers.cpp - a static plan of a step's temporaries --------------===//
 
+#include "dialects/gacc/GaccShapes.h"
 #include "passes/Passes.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -144,14 +145,6 @@ int64_t placeBuffers(MutableArrayRef<Buffer> buffers) {
   return static_cast<int64_t>(llvm::alignTo(arenaBytes, kAlignment));
 }
 
-std::optional<int64_t> staticBytes(MemRefType type) {
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-      !type.getElementType().isIntOrFloat())
-    return std::nullopt;
-  return type.getNumElements() *
-         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-}
-
 struct PlanBuffersPass : public gacc::impl::PlanBuffersBase<PlanBuffersPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -175,7 +168,7 @@ struct PlanBuffersPass : public gacc::impl::PlanBuffersBase<PlanBuffersPass> {
     SmallVector<Buffer> buffers;
     int64_t unplannedBytes = 0;
     func.walk([&](memref::AllocOp alloc) {
-      std::optional<int64_t> bytes = staticBytes(alloc.getType());
+      std::optional<int64_t> bytes = getStaticByteSize(alloc.getType());
       Buffer buffer{alloc, bytes.value_or(0)};
       if (!bytes || (alloc.getAlignment() &&
                      kAlignment % static_cast<int64_t>(*alloc.getAlignment()))) {

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/gacc/GaccShapes.h"
 #include "passes/Passes.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
@@ -29,10 +30,7 @@ bool isLeaf(Operation *op) {
 }
 
 int64_t bytesOf(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape())
-    return 0;
-  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  return getStaticByteSize(value.getType()).value_or(0);
 }
 
 /// The estimated time of an op in nanoseconds, as the CPU backend runs it

@@ -1,14 +1,13 @@
 //===- StepLayout.cpp - where a compiled step keeps its tensors -------------===//
 
 #include "passes/StepLayout.h"
+#include "dialects/gacc/GaccShapes.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::gacc;
 
-int64_t Slot::bytes() const {
-  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
-}
+int64_t Slot::bytes() const { return getStaticByteSize(type).value_or(0); }
 
 const Slot &ArenaLayout::add(StringRef name, RankedTensorType type) {
   Slot slot{name.str(), type,

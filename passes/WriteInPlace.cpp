@@ -1,5 +1,6 @@
 //===- WriteInPlace.cpp - compute arena slots instead of copying into them --===//
 
+#include "dialects/gacc/GaccShapes.h"
 #include "passes/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -36,15 +37,6 @@ struct Origin {
   }
 };
 
-std::optional<int64_t> staticBytes(Type type) {
-  auto memref = dyn_cast<MemRefType>(type);
-  if (!memref || !memref.hasStaticShape() || !memref.getLayout().isIdentity() ||
-      !memref.getElementType().isIntOrFloat())
-    return std::nullopt;
-  return memref.getNumElements() *
-         llvm::divideCeil(memref.getElementTypeBitWidth(), 8);
-}
-
 /// A loop-carried buffer the loop updates in place is its initial buffer.
 Value inPlaceInit(scf::ForOp loop, unsigned index) {
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
@@ -73,7 +65,7 @@ Origin originOf(Value value) {
     if (auto view = dyn_cast<memref::ViewOp>(def)) {
       Origin base = originOf(view.getSource());
       std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
-      std::optional<int64_t> bytes = staticBytes(view.getType());
+      std::optional<int64_t> bytes = getStaticByteSize(view.getType());
       if (base.kind == Origin::Argument && base.begin == 0 && shift && bytes) {
         base.begin = *shift;
         base.end = *shift + *bytes;
@@ -155,7 +147,7 @@ bool elide(memref::CopyOp copy) {
   auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
   auto slotView = copy.getTarget().getDefiningOp<memref::ViewOp>();
   if (!alloc || !slotView || alloc->getBlock() != copy->getBlock() ||
-      alloc.getType() != slotView.getType() || !staticBytes(alloc.getType()))
+      alloc.getType() != slotView.getType() || !getStaticByteSize(alloc.getType()))
     return false;
   Origin slot = originOf(slotView);
   if (slot.kind != Origin::Argument ||

@@ -3,6 +3,7 @@
 #include "compiler/plan/MemoryPlan.h"
 #include "compiler/Describe.h"
 #include "compiler/Pipelines.h"
+#include "dialects/gacc/GaccShapes.h"
 #include "passes/BatchSplit.h"
 #include "passes/Passes.h"
 #include "passes/StepLayout.h"
@@ -12,14 +13,6 @@
 
 using namespace mlir;
 using namespace mlir::gacc;
-
-static int64_t byteSize(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
-    return 0;
-  return tensor.getNumElements() *
-         ((tensor.getElementTypeBitWidth() + 7) / 8);
-}
 
 /// The gradient function of one micro-batch of `step`, in `scratch`, a
 /// copy of its module.
@@ -280,7 +273,7 @@ void mlir::gacc::printMemoryPlan(raw_ostream &os, TrainStepOp step,
        << llvm::left_justify(shapeString(type), 14)
        << llvm::left_justify(elementType, 6)
        << llvm::right_justify(std::to_string(type.getNumElements()), 12)
-       << llvm::right_justify(formatBytes(byteSize(type)), 12) << "\n";
+       << llvm::right_justify(formatBytes(getStaticByteSize(type).value_or(0)), 12) << "\n";
   }
   os << plan.state.parameterCount << " parameters, "
      << plan.state.parameterElements << " elements\n\n";

@@ -2,15 +2,12 @@
 //------------===//
 
 #include "compiler/plan/StateMemory.h"
+#include "dialects/gacc/GaccShapes.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
 using namespace mlir;
 using namespace mlir::gacc;
-
-static int64_t byteSize(RankedTensorType type) {
-  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
-}
 
 static int64_t optimizerSlots(Attribute optimizer) {
   return llvm::TypeSwitch<Attribute, int64_t>(optimizer)
@@ -24,7 +21,7 @@ gacc::StateMemory gacc::computeStateMemory(TrainStepOp step) {
   memory.optimizerSlots = optimizerSlots(step.getOptimizer());
   auto module = step->getParentOfType<ModuleOp>();
   for (ParamOp param : module.getOps<ParamOp>()) {
-    int64_t bytes = byteSize(param.getTensorType());
+    int64_t bytes = getStaticByteSize(param.getTensorType()).value_or(0);
     ++memory.parameterCount;
     memory.parameterElements += param.getTensorType().getNumElements();
     memory.parameterBytes += bytes;

@@ -81,3 +81,15 @@ SmallVector<int64_t> gacc::reducedShape(ArrayRef<int64_t> shape,
   }
   return result;
 }
+
+std::optional<int64_t> mlir::gacc::getStaticByteSize(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasStaticShape() ||
+      !shaped.getElementType().isIntOrFloat())
+    return std::nullopt;
+  if (auto memref = dyn_cast<MemRefType>(type);
+      memref && !memref.getLayout().isIdentity())
+    return std::nullopt;
+  return shaped.getNumElements() *
+         ((shaped.getElementTypeBitWidth() + 7) / 8);
+}

@@ -17,6 +17,10 @@ namespace mlir::gacc {
 
 /// NumPy broadcasting of two shapes: aligned at the trailing dimension, each
 /// pair equal or one of them 1. Returns nothing if they are incompatible.
+/// Bytes of a statically shaped tensor, or memref with an identity layout,
+/// of integers or floats (sub-byte elements round up); nullopt otherwise.
+std::optional<int64_t> getStaticByteSize(Type type);
+
 std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
                                                     ArrayRef<int64_t> b);
 
