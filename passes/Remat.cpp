@@ -33,6 +33,14 @@ int64_t bytesOf(Value value) {
   return getStaticByteSize(value.getType()).value_or(0);
 }
 
+/// Bytes of everything `op` produces.
+int64_t resultBytes(Operation *op) {
+  int64_t bytes = 0;
+  for (Value result : op->getResults())
+    bytes += bytesOf(result);
+  return bytes;
+}
+
 /// The estimated time of an op in nanoseconds, as the CPU backend runs it
 /// on one core (measured on the examples): matmuls go to BLAS at about 50
 /// GFLOP/s; elementwise ops and reductions cost ~1 ns per element, ~10 when
@@ -86,8 +94,8 @@ public:
     SmallVector<int64_t> bytes(n, 0);
     SmallVector<SmallVector<int64_t>> operands(n), endsAt(n);
     for (auto [k, op] : llvm::enumerate(ops)) {
+      bytes[k] = resultBytes(op);
       for (Value result : op->getResults()) {
-        bytes[k] += bytesOf(result);
         for (Operation *user : result.getUsers()) {
           auto it = index.find(user);
           // Leaves take no operands: any other user is the backward.
@@ -188,7 +196,7 @@ public:
     return boundaries;
   }
 
-  /// The forward op that starts non-leaf op `k`'s segment boundary.
+  /// The k-th non-leaf forward op: boundary k starts a segment with it.
   Operation *op(int64_t k) const { return ops[k]; }
 
 private:
@@ -260,8 +268,7 @@ public:
       for (Operation *op : forward)
         if (!isLeaf(op)) {
           ++count;
-          for (Value result : op->getResults())
-            total += bytesOf(result);
+          total += resultBytes(op);
         }
       int64_t segments = std::max<int64_t>(
           1, std::llround(std::sqrt(static_cast<double>(count))));
@@ -271,8 +278,7 @@ public:
                                 : std::min(segments - 1,
                                            before * segments / total);
         if (!isLeaf(op))
-          for (Value result : op->getResults())
-            before += bytesOf(result);
+          before += resultBytes(op);
       }
       break;
     }

@@ -125,24 +125,35 @@ FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
 FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
                                                   int64_t budgetBytes) {
   MLIRContext *context = step.getContext();
-  Builder b(context);
-  auto planWith = [&](RematPolicy policy,
-                      int64_t activationBudget) -> FailureOr<MemoryPlan> {
+  /// A schedule to try: a policy, and for `budget` the DP's activation
+  /// budget.
+  struct Candidate {
+    RematPolicy policy;
+    int64_t activationBudget = 0;
+  };
+  auto configure = [&](const Candidate &candidate) {
+    bool budget = candidate.policy == RematPolicy::budget;
     step.setRematAttr(RematAttr::get(
-        context, policy,
-        policy == RematPolicy::budget ? static_cast<uint64_t>(budgetBytes)
-                                      : 0));
-    step->setAttr(kRematActivationBudgetAttrName,
-                  b.getI64IntegerAttr(activationBudget));
+        context, candidate.policy,
+        budget ? static_cast<uint64_t>(budgetBytes) : 0));
+    if (budget)
+      step->setAttr(kRematActivationBudgetAttrName,
+                    Builder(context).getI64IntegerAttr(
+                        candidate.activationBudget));
+    else
+      step->removeAttr(kRematActivationBudgetAttrName);
+  };
+  auto planWith = [&](const Candidate &candidate) {
+    configure(candidate);
     return planMemory(step);
   };
   // Everything but the kept activations, from the plan without remat.
-  FailureOr<MemoryPlan> keepAll = planWith(RematPolicy::none, 0);
+  FailureOr<MemoryPlan> keepAll = planWith({RematPolicy::none});
   if (failed(keepAll))
     return failure();
   if (keepAll->peakBytes() <= budgetBytes) // Nothing to recompute.
-    return planWith(RematPolicy::budget,
-                    std::numeric_limits<int64_t>::max() / 2);
+    return planWith(
+        {RematPolicy::budget, std::numeric_limits<int64_t>::max() / 2});
   OwningOpRef<ModuleOp> scratch;
   FailureOr<func::FuncOp> grad = microBatchGradient(step, scratch);
   if (failed(grad))
@@ -150,13 +161,9 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
   FailureOr<int64_t> least = minimumRematActivationBytes(*grad);
   if (failed(least))
     return failure();
-  // The least-memory schedule must fit. The cost model counts activations
-  // (kept, and recomputed ones at once), the planner the whole peak, and
-  // the two do not move in lockstep: try activation budgets from the least
-  // to a little more than what no remat keeps (the model counts recomputed
-  // values on top), let the planner judge, and keep the cheapest schedule
-  // that fits.
-  FailureOr<MemoryPlan> best = planWith(RematPolicy::budget, *least);
+  // The least-memory schedule must fit.
+  Candidate bestCandidate{RematPolicy::budget, *least};
+  FailureOr<MemoryPlan> best = planWith(bestCandidate);
   if (failed(best))
     return failure();
   if (best->peakBytes() > budgetBytes)
@@ -164,48 +171,34 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
            << formatBytes(budgetBytes) << ": the least memory any needs is "
            << formatBytes(best->peakBytes()) << " (" << best->peakBytes()
            << " bytes)";
-  int64_t bestBudget = *least;
+  // The cost model counts activations (kept, and recomputed ones at once),
+  // the planner the whole peak, and the two do not move in lockstep: try
+  // activation budgets from the least to a little more than what no remat
+  // keeps (the model counts recomputed values on top), and the fixed
+  // segmentations, which are schedules too (the model bounds their
+  // recompute from above); let the planner judge and keep the cheapest
+  // that fits.
+  SmallVector<Candidate> candidates;
   constexpr int kTries = 20;
   int64_t span = keepAll->activationBytes * 6 / 5 - *least;
-  for (int i = 1; i <= kTries; ++i) {
-    int64_t activationBudget = *least + span * i / kTries;
-    FailureOr<MemoryPlan> plan =
-        planWith(RematPolicy::budget, activationBudget);
-    if (failed(plan))
-      return failure();
-    if (plan->peakBytes() <= budgetBytes &&
-        plan->remat.recomputeCost < best->remat.recomputeCost) {
-      best = plan;
-      bestBudget = activationBudget;
-    }
-  }
-  // The fixed segmentations are schedules too; the planner may rank one
-  // above the model's pick (the model bounds recompute from above).
-  std::optional<RematPolicy> bestFixed;
+  for (int i = 1; i <= kTries; ++i)
+    candidates.push_back({RematPolicy::budget, *least + span * i / kTries});
+  candidates.append({{RematPolicy::sqrt}, {RematPolicy::matmuls}});
   bool hasBlocks = false;
   step.getModelFunc().walk([&](CheckpointOp) { hasBlocks = true; });
-  for (RematPolicy policy :
-       {RematPolicy::sqrt, RematPolicy::matmuls, RematPolicy::blocks}) {
-    if (policy == RematPolicy::blocks && !hasBlocks)
-      continue;
-    FailureOr<MemoryPlan> plan = planWith(policy, 0);
+  if (hasBlocks)
+    candidates.push_back({RematPolicy::blocks});
+  for (const Candidate &candidate : candidates) {
+    FailureOr<MemoryPlan> plan = planWith(candidate);
     if (failed(plan))
       return failure();
     if (plan->peakBytes() <= budgetBytes &&
         plan->remat.recomputeCost < best->remat.recomputeCost) {
       best = plan;
-      bestFixed = policy;
+      bestCandidate = candidate;
     }
   }
-  if (bestFixed) {
-    step.setRematAttr(RematAttr::get(context, *bestFixed, 0));
-    step->removeAttr(kRematActivationBudgetAttrName);
-    return best;
-  }
-  step.setRematAttr(RematAttr::get(context, RematPolicy::budget,
-                                   static_cast<uint64_t>(budgetBytes)));
-  step->setAttr(kRematActivationBudgetAttrName,
-                b.getI64IntegerAttr(bestBudget));
+  configure(bestCandidate);
   return best;
 }
 

@@ -21,9 +21,6 @@ struct StateMemory {
   /// Optimizer slots per parameter element: SGD momentum 1, AdamW 2.
   int64_t optimizerSlots = 0;
   int64_t optimizerBytes = 0;
-  int64_t total() const {
-    return parameterBytes + gradientBytes + optimizerBytes;
-  }
 };
 
 /// The state memory of `step` on one rank without sharding.

@@ -158,6 +158,16 @@ struct LoadedModel {
            succeeded(applyBatchOptions()) && succeeded(fitRematBudget());
   }
 
+  /// The bytes a byte-size flag (--memory-budget, --remat-budget) gives.
+  FailureOr<int64_t> byteSizeOption(const cl::opt<std::string> &option) {
+    std::optional<int64_t> bytes = mlir::gacc::parseByteSize(option);
+    if (!bytes)
+      return step.emitError("--")
+             << option.ArgStr << ": '" << option.getValue()
+             << "' is not a byte size (such as 8GiB, 512MiB or 1e9)";
+    return *bytes;
+  }
+
   /// The `budget` policy: the planner turns the peak budget into the
   /// activation budget gacc-remat schedules for (after the batch options:
   /// remat applies inside each micro-batch).
@@ -165,9 +175,6 @@ struct LoadedModel {
     mlir::gacc::RematAttr remat = step.getEffectiveRemat();
     if (remat.getPolicy() != mlir::gacc::RematPolicy::budget)
       return mlir::success();
-    if (memoryBudget.getNumOccurrences())
-      return step.emitError("give --memory-budget or the remat budget "
-                            "policy, not both");
     FailureOr<mlir::gacc::MemoryPlan> plan = mlir::gacc::fitRematBudget(
         step, static_cast<int64_t>(remat.getBudget()));
     if (failed(plan))
@@ -196,10 +203,9 @@ struct LoadedModel {
     }
     uint64_t budget = current.getBudget();
     if (rematBudget.getNumOccurrences()) {
-      std::optional<int64_t> bytes = mlir::gacc::parseByteSize(rematBudget);
-      if (!bytes)
-        return step.emitError("--remat-budget: '")
-               << rematBudget << "' is not a byte size (such as 8GiB)";
+      FailureOr<int64_t> bytes = byteSizeOption(rematBudget);
+      if (failed(bytes))
+        return mlir::failure();
       budget = static_cast<uint64_t>(*bytes);
     }
     if (policy != mlir::gacc::RematPolicy::budget)
@@ -212,8 +218,8 @@ struct LoadedModel {
   }
 
   /// --batch resizes the model; --micro-batch / --accumulation-steps /
-  /// --memory-budget override the step's attribute; the step is verified again, so bad values get its
-  /// diagnostics.
+  /// --memory-budget override the step's attribute; the step is verified
+  /// again, so bad values get its diagnostics.
   mlir::LogicalResult applyBatchOptions() {
     if (globalBatch.getNumOccurrences() &&
         failed(mlir::gacc::resizeBatch(step, globalBatch)))
@@ -223,12 +229,14 @@ struct LoadedModel {
         1)
       return step.emitError("give one of --micro-batch, --accumulation-steps "
                             "and --memory-budget");
+    if (memoryBudget.getNumOccurrences() &&
+        step.getEffectiveRemat().getPolicy() == mlir::gacc::RematPolicy::budget)
+      return step.emitError("give --memory-budget or the remat budget "
+                            "policy, not both");
     if (memoryBudget.getNumOccurrences()) {
-      std::optional<int64_t> budget = mlir::gacc::parseByteSize(memoryBudget);
-      if (!budget)
-        return step.emitError("--memory-budget: '")
-               << memoryBudget << "' is not a byte size (such as 8GiB, "
-               << "512MiB or 1e9)";
+      FailureOr<int64_t> budget = byteSizeOption(memoryBudget);
+      if (failed(budget))
+        return mlir::failure();
       FailureOr<mlir::gacc::MemoryPlan> plan =
           mlir::gacc::fitMicroBatch(step, *budget);
       if (failed(plan))
