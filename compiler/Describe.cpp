@@ -111,6 +111,12 @@ rt::ModelInfo mlir::gacc::describeStep(TrainStepOp step, const StepLayout &layou
   }
   if (std::optional<APFloat> clip = step.getGradClipNorm())
     info.gradClipNorm = clip->convertToDouble();
+  if (LossScaleAttr lossScale = step.getEffectiveLossScale())
+    info.lossScaling = rt::LossScaling{
+        slotOf(*layout.state.find(kLossScaleSlot)),
+        slotOf(*layout.state.find(kGrowthTrackerSlot)),
+        slotOf(*layout.io.find(kFoundInfSlot)),
+        lossScale.getInit().convertToDouble()};
   return info;
 }
 

@@ -17,6 +17,7 @@ using namespace mlir;
 
 void gacc::buildTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options) {
+  pm.addPass(createMixedPrecision());
   pm.addPass(createAutodiff());
   pm.addPass(createRemat());
   pm.addPass(createAccumulate());

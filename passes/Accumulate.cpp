@@ -118,7 +118,8 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
         specializeToMicroBatch(model, batch, size, name);
     if (failed(fn))
       return failure();
-    FailureOr<func::FuncOp> fnGrad = buildGradientFunction(*fn);
+    FailureOr<func::FuncOp> fnGrad = buildGradientFunction(
+        *fn, static_cast<bool>(step.getEffectiveLossScale()));
     (*fn).erase();
     // Rematerialization applies inside each micro-batch.
     if (failed(fnGrad) ||

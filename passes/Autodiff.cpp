@@ -33,6 +33,7 @@ static void accumulate(OpBuilder &b, DenseMap<Value, Value> &adjoints,
 }
 
 FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
+                                                    bool scaleLoss,
                                                     int64_t *numRules) {
   auto module = model->getParentOfType<ModuleOp>();
   std::string name = (model.getSymName() + "_grad").str();
@@ -55,9 +56,11 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
 
   DenseMap<Value, Value> adjoints;
   b.setInsertionPoint(ret);
-  adjoints[loss] = buildScalar(
-      b, loss.getLoc(), cast<RankedTensorType>(loss.getType()).getElementType(),
-      1.0);
+  auto lossType = cast<RankedTensorType>(loss.getType());
+  adjoints[loss] =
+      scaleLoss
+          ? LossScaleOp::create(b, loss.getLoc(), lossType).getResult()
+          : buildScalar(b, loss.getLoc(), lossType.getElementType(), 1.0);
 
   // Walk the forward ops backwards; every value's gradient is complete when
   // its defining op is reached, because all its users come later.
@@ -113,13 +116,13 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
 }
 
 void AutodiffPass::runOnOperation() {
-  llvm::SmallSetVector<func::FuncOp, 2> models;
+  llvm::SmallMapVector<func::FuncOp, bool, 2> models;
   for (TrainStepOp step : getOperation().getOps<TrainStepOp>())
     if (func::FuncOp model = step.getModelFunc())
-      models.insert(model);
+      models.insert({model, static_cast<bool>(step.getEffectiveLossScale())});
   int64_t rules = 0;
-  for (func::FuncOp model : models)
-    if (failed(buildGradientFunction(model, &rules)))
+  for (auto [model, scaleLoss] : models)
+    if (failed(buildGradientFunction(model, scaleLoss, &rules)))
       return signalPassFailure();
   numRules += rules;
 }

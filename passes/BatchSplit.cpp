@@ -79,7 +79,7 @@ FailureOr<int64_t> Splitter::resultBatchDim(Operation *op) {
   return TypeSwitch<Operation *, FailureOr<int64_t>>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, SelectOp, CompareOp, NegOp, ExpOp,
             LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, ErfOp, GeluOp,
-            CheckpointOp,
+            CheckpointOp, CastOp,
             DropoutOp, BroadcastOp>([&](auto) { return aligned(); })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) -> FailureOr<int64_t> {
         return axisCheck(*batchDim(softmax.getInput()),

@@ -69,6 +69,10 @@ struct EntryBuilder {
           slot ? read(state, *slot)
                : read(batch, *layout.batch.find(load.getName()));
     });
+    Value lossScale;
+    func.walk([&](LossScaleOp) {
+      lossScale = read(state, *layout.state.find(kLossScaleSlot));
+    });
     Value stepCounter =
         training ? read(io, *layout.io.find("step")) : Value();
 
@@ -86,7 +90,7 @@ struct EntryBuilder {
     SmallVector<Operation *> rewrites;
     for (Operation *root : cloned)
       root->walk([&](Operation *op) {
-        if (isa<LoadOp, DropoutOp>(op))
+        if (isa<LoadOp, DropoutOp, LossScaleOp>(op))
           rewrites.push_back(op);
       });
     for (Operation *op : rewrites) {
@@ -94,6 +98,16 @@ struct EntryBuilder {
         replaceValue(results, load.getResult(), slots[load.getName()]);
         load.replaceAllUsesWith(slots[load.getName()]);
         load.erase();
+        continue;
+      }
+      if (auto scaleOp = dyn_cast<LossScaleOp>(op)) {
+        OpBuilder nb(scaleOp);
+        Value scale = lossScale;
+        if (scale.getType() != scaleOp.getType())
+          scale = CastOp::create(nb, scaleOp.getLoc(), scaleOp.getType(),
+                                 scale);
+        scaleOp.replaceAllUsesWith(scale);
+        scaleOp.erase();
         continue;
       }
       auto dropout = cast<DropoutOp>(op);
@@ -161,13 +175,17 @@ static func::FuncOp createEntry(OpBuilder &b, ModuleOp module, StringRef name) {
 }
 
 /// The optimizer update of one parameter; returns the new parameter and
-/// writes the new optimizer state.
+/// writes the new optimizer state. With `finite` (loss scaling), a step
+/// whose gradients hold an infinity or NaN keeps the old state.
 static Value buildUpdate(TensorMath &m, EntryBuilder &entry, Attribute optimizer,
                          StringRef name, Value param, Value grad,
-                         ArrayRef<Value> hyper) {
+                         ArrayRef<Value> hyper, Value finite) {
   const ArenaLayout &state = entry.layout.state;
   auto slotOf = [&](StringRef kind) {
     return state.find((kind + "." + name).str());
+  };
+  auto guard = [&](Value updated, Value old) {
+    return finite ? m.select(finite, updated, old) : updated;
   };
   if (auto sgd = dyn_cast<SGDAttr>(optimizer)) {
     double momentum = sgd.getMomentum().convertToDouble();
@@ -176,29 +194,67 @@ static Value buildUpdate(TensorMath &m, EntryBuilder &entry, Attribute optimizer
       grad = m.add(grad, m.mul(param, m.c(weightDecay)));
     if (momentum != 0.0) {
       const Slot *slot = slotOf("momentum_buffer");
-      Value buffer = m.add(m.mul(entry.read(entry.state, *slot), hyper[1]),
-                           m.mul(grad, hyper[2]));
-      entry.write(entry.state, *slot, buffer);
+      Value old = entry.read(entry.state, *slot);
+      Value buffer = m.add(m.mul(old, hyper[1]), m.mul(grad, hyper[2]));
+      entry.write(entry.state, *slot, guard(buffer, old));
       grad = sgd.getNesterov() ? m.add(grad, m.mul(buffer, m.c(momentum)))
                                : buffer;
     }
-    return m.sub(param, m.mul(grad, hyper[0]));
+    return guard(m.sub(param, m.mul(grad, hyper[0])), param);
   }
   // AdamW as torch.optim.AdamW (single-tensor path).
   auto adamw = cast<AdamWAttr>(optimizer);
   double beta1 = adamw.getBeta1().convertToDouble();
   double beta2 = adamw.getBeta2().convertToDouble();
   const Slot *avgSlot = slotOf("exp_avg"), *sqSlot = slotOf("exp_avg_sq");
-  Value avg = entry.read(entry.state, *avgSlot);
-  Value sq = entry.read(entry.state, *sqSlot);
+  Value oldAvg = entry.read(entry.state, *avgSlot);
+  Value oldSq = entry.read(entry.state, *sqSlot);
   Value decayed = m.mul(param, hyper[0]);
-  avg = m.add(avg, m.mul(m.sub(grad, avg), m.c(1.0 - beta1)));
-  sq = m.add(m.mul(sq, m.c(beta2)), m.mul(m.mul(grad, grad), m.c(1.0 - beta2)));
-  entry.write(entry.state, *avgSlot, avg);
-  entry.write(entry.state, *sqSlot, sq);
+  Value avg = m.add(oldAvg, m.mul(m.sub(grad, oldAvg), m.c(1.0 - beta1)));
+  Value sq = m.add(m.mul(oldSq, m.c(beta2)),
+                   m.mul(m.mul(grad, grad), m.c(1.0 - beta2)));
+  entry.write(entry.state, *avgSlot, guard(avg, oldAvg));
+  entry.write(entry.state, *sqSlot, guard(sq, oldSq));
   Value denom = m.add(m.div(m.sqrt(sq), hyper[2]),
                       m.c(adamw.getEps().convertToDouble()));
-  return m.sub(decayed, m.mul(m.div(avg, denom), hyper[1]));
+  return guard(m.sub(decayed, m.mul(m.div(avg, denom), hyper[1])), param);
+}
+
+/// Dynamic loss scaling, as GradScaler.unscale_: divides the (scaled)
+/// gradients by the loss scale in place and returns whether all of them are
+/// finite (an i1 scalar).
+static Value buildUnscale(TensorMath &m, EntryBuilder &entry,
+                          MutableArrayRef<Value> grads) {
+  Value scale = entry.read(entry.state, *entry.layout.state.find(kLossScaleSlot));
+  Value inverse = m.div(m.c(1.0), scale);
+  // sum(g·0) is 0 when every element of g is finite, NaN otherwise.
+  Value probe = m.c(0.0);
+  for (Value &grad : grads) {
+    grad = m.mul(grad, inverse);
+    probe = m.add(probe, m.sumAll(m.mul(grad, m.c(0.0))));
+  }
+  return m.compare(ComparePredicate::eq, probe, m.c(0.0));
+}
+
+/// GradScaler.update: after an overflow, back off and restart the count of
+/// good steps; after `growth_interval` good steps in a row, grow.
+static void buildLossScaleUpdate(TensorMath &m, EntryBuilder &entry,
+                                 LossScaleAttr config, Value finite) {
+  const Slot &scaleSlot = *entry.layout.state.find(kLossScaleSlot);
+  const Slot &trackerSlot = *entry.layout.state.find(kGrowthTrackerSlot);
+  Value scale = entry.read(entry.state, scaleSlot);
+  Value good = m.add(entry.read(entry.state, trackerSlot), m.c(1.0));
+  Value grow = m.compare(ComparePredicate::ge, good,
+                         m.c(static_cast<double>(config.getGrowthInterval())));
+  Value grown = m.mul(scale, m.c(config.getGrowthFactor().convertToDouble()));
+  Value backedOff =
+      m.mul(scale, m.c(config.getBackoffFactor().convertToDouble()));
+  entry.write(entry.state, scaleSlot,
+              m.select(finite, m.select(grow, grown, scale), backedOff));
+  entry.write(entry.state, trackerSlot,
+              m.select(finite, m.select(grow, m.c(0.0), good), m.c(0.0)));
+  entry.write(entry.io, *entry.layout.io.find(kFoundInfSlot),
+              m.select(finite, m.c(0.0), m.c(1.0)));
 }
 
 void BuildStepPass::runOnOperation() {
@@ -206,14 +262,7 @@ void BuildStepPass::runOnOperation() {
   TrainStepOp step = TrainStepOp::find(module, stepName);
   if (!step)
     return signalPassFailure();
-  // Transforms that change numerics or need several processes must not be
-  // silently dropped; the memory-only ones give the same results without.
-  if (step.getEffectivePrecision() != Precision::f32) {
-    step.emitOpError("precision ")
-        << stringifyPrecision(step.getEffectivePrecision())
-        << " is not supported by this build yet: compile with f32";
-    return signalPassFailure();
-  }
+  // Sharding needs several processes and must not be silently dropped.
   if (ZeroAttr zero = step.getEffectiveZero();
       zero.getRanks() != 1 || zero.getStage() != 0) {
     step.emitOpError("ZeRO sharding over several ranks is not supported by "
@@ -240,10 +289,12 @@ void BuildStepPass::runOnOperation() {
   SmallVector<Value> results =
       entry.inlineModel(grad, /*training=*/true, step.getAccumulationSteps());
   size_t numOutputs = model.getNumResults();
-  ArrayRef<Value> grads = ArrayRef<Value>(results).drop_front(numOutputs);
+  SmallVector<Value> grads(ArrayRef<Value>(results).drop_front(numOutputs));
   entry.writeOutputs(ArrayRef<Value>(results).take_front(numOutputs));
 
   TensorMath m{b, loc, layout->element};
+  LossScaleAttr lossScale = step.getEffectiveLossScale();
+  Value finite = lossScale ? buildUnscale(m, entry, grads) : Value();
   Value hyperTensor = entry.read(entry.io, *layout->io.find("hyper"));
   SmallVector<Value> hyper;
   for (int64_t i = 0; i < kHyperCount; ++i)
@@ -270,9 +321,11 @@ void BuildStepPass::runOnOperation() {
     Value used = clip ? m.mul(g, clip) : g;
     Value updated =
         buildUpdate(m, entry, step.getOptimizer(), param.getSymName(),
-                    entry.read(entry.state, paramSlot), used, hyper);
+                    entry.read(entry.state, paramSlot), used, hyper, finite);
     entry.write(entry.state, paramSlot, updated);
   }
+  if (lossScale)
+    buildLossScaleUpdate(m, entry, lossScale, finite);
   func::ReturnOp::create(b, loc);
 
   // gacc_eval: the forward pass.

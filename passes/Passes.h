@@ -20,9 +20,16 @@ namespace mlir::gacc {
 
 /// Builds `<fn>_grad` beside `fn`: its results, then the gradient of result
 /// 0 with respect to every gacc.param (see gacc-autodiff). Arguments of
-/// `fn` are treated as constants. Counts applied rules into `numRules`.
-FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp fn,
+/// `fn` are treated as constants. With `scaleLoss`, the backward starts from
+/// gacc.loss_scale instead of 1 (dynamic loss scaling), so the gradients are
+/// scaled. Counts applied rules into `numRules`.
+FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp fn, bool scaleLoss,
                                               int64_t *numRules = nullptr);
+
+/// Places the casts of gacc-mixed-precision in `model` for `precision` (f32:
+/// nothing); counts them into `numCasts`.
+LogicalResult autocast(func::FuncOp model, Precision precision,
+                       int64_t *numCasts = nullptr);
 
 /// The attribute on a gradient function that names, in order, the
 /// parameters its trailing results are the gradients of.

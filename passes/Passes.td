@@ -5,6 +5,50 @@
 
 include "mlir/Pass/PassBase.td"
 
+def MixedPrecision : Pass<"gacc-mixed-precision", "ModuleOp"> {
+  let summary = "Autocast: run a model's ops in f16 or bf16 by an op policy";
+  let description = [{
+    For every `gacc.train_step` whose `precision` is `f16` or `bf16` (or all
+    of them, with the `dtype` option, which also sets their precision),
+    places `gacc.cast` ops in the model function so that each op computes
+    in the type its class asks for, like `torch.autocast`:
+
+    * low precision: `matmul` (f16/bf16 operands, f32 accumulation);
+    * f32: `exp`, `log`, `rsqrt`, `softmax`, `log_softmax`, `layer_norm`,
+      `reduce_sum`, `reduce_mean`, `cross_entropy`, `mse_loss` (autocast's
+      fp32 list: range- and precision-sensitive math, losses and sums);
+    * everything else runs in the widest float type of its activation
+      operands; parameters and constants take the type of the activations
+      they meet (so a bias add after a low-precision matmul stays low, as in
+      `torch.nn.Linear` under autocast), and an op on parameters alone keeps
+      their type.
+
+    Parameters stay f32 (the master weights: the optimizer updates them
+    and its state in f32); each parameter is cast once per use type, and
+    the gradient of a cast is the gradient cast back, so gradients reach
+    the parameters, and accumulate across micro-batches, in f32. The model's
+    results keep their declared types.
+
+    `gacc.autocast = "low"` or `"f32"` on an op overrides its class.
+
+    ```mlir
+    %h = gacc.matmul %x, %w transpose_rhs : tensor<64x784xf32>, tensor<256x784xf32> -> tensor<64x256xf32>
+    // becomes (dtype=bf16)
+    %xl = gacc.cast %x : tensor<64x784xf32> to tensor<64x784xbf16>
+    %wl = gacc.cast %w : tensor<256x784xf32> to tensor<256x784xbf16>
+    %h = gacc.matmul %xl, %wl transpose_rhs : tensor<64x784xbf16>, tensor<256x784xbf16> -> tensor<64x256xbf16>
+    ```
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", /*default=*/"",
+           "f16 or bf16 for every step (default: each step's precision)">
+  ];
+  let dependentDialects = ["::mlir::gacc::GaccDialect"];
+  let statistics = [
+    Statistic<"numCasts", "casts", "Casts placed">
+  ];
+}
+
 def Autodiff : Pass<"gacc-autodiff", "ModuleOp"> {
   let summary = "Reverse-mode automatic differentiation of model functions";
   let description = [{
@@ -15,7 +59,9 @@ def Autodiff : Pass<"gacc-autodiff", "ModuleOp"> {
     The backward pass calls each op's `VJPOpInterface` rule in reverse
     order; gradients of values used several times are summed, and
     parameters the loss does not depend on get zeros. An op on a path from a
-    parameter to the loss that has no rule is an error.
+    parameter to the loss that has no rule is an error. When the step uses
+    dynamic loss scaling (`f16`), the backward starts from `gacc.loss_scale`
+    instead of 1, so the gradients come out scaled.
 
     ```mlir
     func.func @m() -> tensor<f32> {

@@ -54,15 +54,21 @@ FailureOr<StepLayout> gacc::computeStepLayout(TrainStepOp step) {
     for (ParamOp param : params)
       layout.state.add(slot + "." + param.getSymName().str(),
                        param.getTensorType());
+  auto scalar = RankedTensorType::get({}, layout.element);
+  if (step.getEffectiveLossScale()) {
+    layout.state.add(kLossScaleSlot, scalar);
+    layout.state.add(kGrowthTrackerSlot, scalar);
+  }
 
   for (InputOp input : module.getOps<InputOp>())
     layout.batch.add(input.getSymName(), input.getTensorType());
 
-  auto scalar = RankedTensorType::get({}, layout.element);
   layout.io.add("hyper", RankedTensorType::get({kHyperCount}, layout.element));
   func::FuncOp model = step.getModelFunc();
   layout.io.add("loss", cast<RankedTensorType>(model.getResultTypes()[0]));
   layout.io.add("grad_norm", scalar);
+  if (step.getEffectiveLossScale())
+    layout.io.add(kFoundInfSlot, scalar);
   layout.io.add("step", RankedTensorType::get({}, IntegerType::get(
                                                       step.getContext(), 64)));
   for (auto [i, type] : llvm::enumerate(model.getResultTypes().drop_front()))

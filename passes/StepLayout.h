@@ -25,6 +25,14 @@ inline constexpr int64_t kSlotAlignment = 64;
 ///   AdamW: [1 - lr·weight_decay, lr / (1 - β1^t), sqrt(1 - β2^t), unused]
 inline constexpr int64_t kHyperCount = 4;
 
+/// Dynamic loss scaling keeps the scale and the count of good steps since
+/// it last changed in the state arena (checkpoints keep them), and reports
+/// in io whether the step found an infinity or NaN (1) and was skipped.
+inline constexpr llvm::StringLiteral kLossScaleSlot = "loss_scale";
+inline constexpr llvm::StringLiteral kGrowthTrackerSlot =
+    "loss_scale.growth_tracker";
+inline constexpr llvm::StringLiteral kFoundInfSlot = "found_inf";
+
 struct Slot {
   std::string name;
   RankedTensorType type;
@@ -42,13 +50,14 @@ struct ArenaLayout {
 struct StepLayout {
   /// Parameters by name; gradients "grad.<name>"; optimizer state
   /// "<slot>.<name>" with torch.optim's slot names: "momentum_buffer" (SGD
-  /// with momentum), "exp_avg" and "exp_avg_sq" (AdamW).
+  /// with momentum), "exp_avg" and "exp_avg_sq" (AdamW); with loss scaling,
+  /// kLossScaleSlot and kGrowthTrackerSlot.
   ArenaLayout state;
   /// Inputs by name.
   ArenaLayout batch;
   /// "hyper" (kHyperCount scalars), "loss", "grad_norm", "step" (the step
   /// counter, i64, which seeds dropout), then the model's further results as
-  /// "output.<i>".
+  /// "output.<i>"; with loss scaling, kFoundInfSlot after "grad_norm".
   ArenaLayout io;
   /// The optimizer's state slot names, in order.
   SmallVector<std::string> optimizerSlots;

@@ -21,6 +21,8 @@ microBatchGradient(TrainStepOp step, OwningOpRef<ModuleOp> &scratch) {
   scratch = step->getParentOfType<ModuleOp>().clone();
   TrainStepOp copy = TrainStepOp::find(*scratch, step.getSymName());
   func::FuncOp model = copy.getModelFunc();
+  if (failed(autocast(model, copy.getEffectivePrecision())))
+    return failure();
   int64_t batch = copy.getBatchSize();
   int64_t micro = copy.getEffectiveMicroBatchSize();
   if (micro < batch) {
@@ -30,7 +32,8 @@ microBatchGradient(TrainStepOp step, OwningOpRef<ModuleOp> &scratch) {
       return failure();
     model = *specialized;
   }
-  return buildGradientFunction(model);
+  return buildGradientFunction(
+      model, static_cast<bool>(copy.getEffectiveLossScale()));
 }
 
 /// What the backward of one micro-batch reads, before and after the step's

@@ -137,6 +137,27 @@ LogicalResult RematAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult
+LossScaleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      APFloat initAttr, APFloat growthAttr, APFloat backoffAttr,
+                      uint64_t growthInterval) {
+  double init = initAttr.convertToDouble();
+  double growth = growthAttr.convertToDouble();
+  double backoff = backoffAttr.convertToDouble();
+  if (!(init > 0.0) || !std::isfinite(init))
+    return emitError() << "the initial loss scale must be positive and "
+                          "finite, got "
+                       << text(init);
+  if (!(growth > 1.0) || !std::isfinite(growth))
+    return emitError() << "growth_factor must be above 1, got " << text(growth);
+  if (!(backoff > 0.0 && backoff < 1.0))
+    return emitError() << "backoff_factor must be in (0, 1), got "
+                       << text(backoff);
+  if (growthInterval == 0)
+    return emitError() << "growth_interval must be positive";
+  return success();
+}
+
 LogicalResult ZeroAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                uint64_t stage, uint64_t ranks) {
   if (stage > 3)

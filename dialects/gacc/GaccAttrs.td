@@ -255,6 +255,31 @@ def Gacc_RematAttr : Gacc_Attr<"Remat", "remat"> {
   let genVerifyDecl = 1;
 }
 
+def Gacc_LossScaleAttr : Gacc_Attr<"LossScale", "loss_scale"> {
+  let summary = "Dynamic loss scaling, as torch.amp.GradScaler";
+  let description = [{
+    The backward pass starts from `loss · scale` so that small f16
+    gradients do not flush to zero; the step divides the gradients by the
+    scale again. A step whose gradients hold an infinity or NaN is skipped
+    (parameters and optimizer state unchanged) and multiplies the scale by
+    `backoff_factor`; after `growth_interval` good steps in a row the scale
+    grows by `growth_factor`. Defaults are GradScaler's.
+
+    ```mlir
+    #gacc.loss_scale<>
+    #gacc.loss_scale<init = 1.024000e+03, growth_interval = 100>
+    ```
+  }];
+  let parameters = (ins
+    Gacc_F64Parameter<"", "::llvm::APFloat(65536.0)">:$init,
+    Gacc_F64Parameter<"", "::llvm::APFloat(2.0)">:$growth_factor,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.5)">:$backoff_factor,
+    DefaultValuedParameter<"uint64_t", "2000">:$growth_interval
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Gacc_ZeroAttr : Gacc_Attr<"Zero", "zero"> {
   let summary = "ZeRO data-parallel sharding";
   let description = [{

@@ -72,6 +72,22 @@ LogicalResult LoadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // A round trip through a type that holds every value of the first is exact.
+  auto semantics = [](Value value) -> const llvm::fltSemantics & {
+    return cast<FloatType>(getElementTypeOrSelf(value.getType()))
+        .getFloatSemantics();
+  };
+  if (auto inner = getInput().getDefiningOp<CastOp>())
+    if (inner.getInput().getType() == getType() &&
+        APFloat::isRepresentableBy(semantics(inner.getInput()),
+                                   semantics(getInput())))
+      return inner.getInput();
+  return {};
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise and shape
 //===----------------------------------------------------------------------===//
@@ -392,6 +408,15 @@ RematAttr TrainStepOp::getEffectiveRemat() {
   if (std::optional<RematAttr> remat = getRemat())
     return *remat;
   return RematAttr::get(getContext(), RematPolicy::none, 0);
+}
+
+LossScaleAttr TrainStepOp::getEffectiveLossScale() {
+  if (std::optional<LossScaleAttr> lossScale = getLossScale())
+    return *lossScale;
+  if (getEffectivePrecision() == Precision::f16)
+    return LossScaleAttr::get(getContext(), APFloat(65536.0), APFloat(2.0),
+                              APFloat(0.5), 2000);
+  return {};
 }
 
 ZeroAttr TrainStepOp::getEffectiveZero() {

@@ -158,6 +158,25 @@ def Gacc_GeluOp : Gacc_Op<"gelu", [Pure, SameOperandsAndResultType,
       "$input (`approximation` `=` `` $approximation^)? attr-dict `:` type($input)";
 }
 
+def Gacc_CastOp : Gacc_Op<"cast", [Pure, SameOperandsAndResultShape,
+    DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
+  let summary = "Convert every element to another float type";
+  let description = [{
+    Rounds to nearest even when narrowing (`f32` to `f16` or `bf16`;
+    values beyond the narrow type's range become infinities) and is exact
+    when widening. Its gradient is the gradient cast back to the operand's
+    type. `gacc-mixed-precision` places these casts.
+
+    ```mlir
+    %h = gacc.cast %x : tensor<64x256xf32> to tensor<64x256xf16>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasFolder = 1;
+}
+
 class Gacc_BinaryOp<string mnemonic, string formula>
     : Gacc_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Elementwise " # formula # " with broadcasting";
@@ -648,6 +667,23 @@ def Gacc_MseLossOp : Gacc_Op<"mse_loss", [Pure, InferTypeOpAdaptor, DeclareOpInt
       "`` $reduction $input `,` $target attr-dict `:` type($input)";
 }
 
+def Gacc_LossScaleOp : Gacc_Op<"loss_scale", [Pure]> {
+  let summary = "The training step's current loss scale";
+  let description = [{
+    The dynamic loss scale of the step being run (state that lives across
+    steps, like a parameter): `gacc-autodiff` seeds the backward pass with
+    it instead of 1 when the step uses loss scaling, so every gradient comes
+    out multiplied by it; `gacc-build-step` unscales them, checks them for
+    infinities and NaNs and updates the scale.
+
+    ```mlir
+    %s = gacc.loss_scale : tensor<f32>
+    ```
+  }];
+  let results = (outs 0DTensorOf<[Gacc_Float]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 //===----------------------------------------------------------------------===//
 // The training step
 //===----------------------------------------------------------------------===//
@@ -666,7 +702,10 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     * `optimizer`: `#gacc.sgd` or `#gacc.adamw`; `schedule`: `#gacc.constant_lr`
       (default) or `#gacc.warmup_cosine`; `grad_clip_norm`: clip the global
       gradient norm to this value (default: no clipping);
-    * `precision`: `f32` (default), `f16` or `bf16` compute;
+    * `precision`: `f32` (default), `f16` or `bf16` compute (see
+      `gacc-mixed-precision`); `loss_scale`: `#gacc.loss_scale<...>`, dynamic
+      loss scaling (default: on with GradScaler's settings for `f16`, off
+      otherwise);
     * `remat`: `#gacc.remat<...>` (default `none`);
     * `zero`: `#gacc.zero<...>` (default stage 0 on 1 rank); the batch must
       divide evenly over the ranks.
@@ -688,6 +727,7 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     OptionalAttr<Gacc_ScheduleAttr>:$schedule,
     OptionalAttr<F64Attr>:$grad_clip_norm,
     OptionalAttr<Gacc_PrecisionAttr>:$precision,
+    OptionalAttr<Gacc_LossScaleAttr>:$loss_scale,
     OptionalAttr<Gacc_RematAttr>:$remat,
     OptionalAttr<Gacc_ZeroAttr>:$zero
   );
@@ -696,6 +736,7 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     (`micro_batch_size` $micro_batch_size^)?
     `optimizer` $optimizer (`schedule` $schedule^)?
     (`grad_clip_norm` $grad_clip_norm^)? (`precision` `` $precision^)?
+    (`loss_scale` qualified($loss_scale)^)?
     (`remat` qualified($remat)^)? (`zero` qualified($zero)^)? attr-dict
   }];
   let hasVerifier = 1;
@@ -718,6 +759,9 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     Precision getEffectivePrecision() {
       return getPrecision().value_or(Precision::f32);
     }
+    /// The dynamic loss scaling this step uses: the attribute if given,
+    /// else the defaults for f16; null for none.
+    LossScaleAttr getEffectiveLossScale();
     RematAttr getEffectiveRemat();
     ZeroAttr getEffectiveZero();
     ::mlir::Attribute getEffectiveSchedule();

@@ -409,6 +409,13 @@ LogicalResult MseLossOp::buildVJP(OpBuilder &b, Value dy,
   return success();
 }
 
+LogicalResult CastOp::buildVJP(OpBuilder &b, Value dy,
+                               SmallVectorImpl<Value> &grads) {
+  grads.push_back(
+      CastOp::create(b, getLoc(), getInput().getType(), dy).getResult());
+  return success();
+}
+
 LogicalResult CheckpointOp::buildVJP(OpBuilder &b, Value dy,
                                      SmallVectorImpl<Value> &grads) {
   grads.push_back(dy);

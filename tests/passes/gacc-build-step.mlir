@@ -44,8 +44,38 @@ func.func @m() -> tensor<f32> {
   %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
-// expected-error @+1 {{precision f16 is not supported by this build yet: compile with f32}}
-gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> precision f16
+// Dynamic loss scaling (f16): the backward starts from the loss scale kept
+// in the state arena after the gradients; the step unscales the gradients,
+// skips the update when one of them is not finite, and backs off or grows
+// the scale.
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> precision f16 loss_scale #gacc.loss_scale<growth_interval = 3>
+// CHECK-LABEL: func.func @gacc_step
+// CHECK: %[[SCALE_VIEW:.*]] = memref.view %arg0[%c128{{.*}}][] : memref<?xi8> to memref<f32>
+// CHECK: %[[SCALE:.*]] = bufferization.to_tensor %[[SCALE_VIEW]]
+// CHECK: %[[SEED:.*]] = gacc.reshape %[[SCALE]] : tensor<f32> -> tensor<1xf32>
+// CHECK: %[[SCALED:.*]] = gacc.broadcast %[[SEED]] : tensor<1xf32> -> tensor<3xf32>
+// CHECK: %[[INV:.*]] = gacc.div %{{.*}}, %[[SCALE]]
+// CHECK: %[[GRAD:.*]] = gacc.mul %[[SCALED]], %[[INV]]
+// CHECK: %[[PROBE:.*]] = gacc.mul %[[GRAD]], %{{.*}}
+// CHECK: %[[SUM:.*]] = gacc.reduce_sum %[[PROBE]]
+// CHECK: %[[FINITE:.*]] = gacc.compare eq %{{.*}}, %{{.*}}
+// CHECK: %[[UPDATED:.*]] = gacc.sub %[[W:.*]], %{{.*}}
+// CHECK: %[[NEW:.*]] = gacc.select %[[FINITE]], %[[UPDATED]], %[[W]]
+// CHECK: bufferization.materialize_in_destination %[[NEW]]
+// CHECK: memref.view %arg0[%c192{{.*}}][] : memref<?xi8> to memref<f32>
+// CHECK: %[[GOOD:.*]] = gacc.add
+// CHECK: %[[GROW:.*]] = gacc.compare ge %[[GOOD]], %{{.*}}
+// CHECK: %[[GROWN:.*]] = gacc.mul %[[SCALE]], %{{.*}}
+// CHECK: %[[BACKOFF:.*]] = gacc.mul %[[SCALE]], %{{.*}}
+// CHECK: %[[KEPT:.*]] = gacc.select %[[GROW]], %[[GROWN]], %[[SCALE]]
+// CHECK: %[[NEXT:.*]] = gacc.select %[[FINITE]], %[[KEPT]], %[[BACKOFF]]
+// CHECK: memref.view %arg0[%c128{{.*}}][] : memref<?xi8> to memref<f32>
+// CHECK-NEXT: bufferization.materialize_in_destination %[[NEXT]]
+// CHECK: memref.view %arg0[%c192{{.*}}][] : memref<?xi8> to memref<f32>
+// CHECK-NEXT: bufferization.materialize_in_destination
+// CHECK: %[[FOUND:.*]] = gacc.select %[[FINITE]]
+// CHECK: bufferization.materialize_in_destination %[[FOUND]]
+// CHECK: return
 
 // -----
 

@@ -16,6 +16,16 @@ namespace gacc {
 using namespace rt;
 
 namespace {
+/// A double as JSON has it: non-finite values (a skipped f16 step's
+/// gradient norm) are null.
+struct JsonNumber {
+  double value;
+  friend std::ostream &operator<<(std::ostream &os, JsonNumber number) {
+    if (!std::isfinite(number.value))
+      return os << "null";
+    return os << number.value;
+  }
+};
 int fail(const std::string &message) {
   std::cerr << "gacc run: error: " << message << "\n";
   return 1;
@@ -128,6 +138,7 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
   bool terminal = ::isatty(STDOUT_FILENO);
   uint64_t first = trainer.stepCount(), last = first + options.steps;
   StepResult result;
+  uint64_t skipped = 0;
   auto start = std::chrono::steady_clock::now();
   Batch batch;
   for (uint64_t step = first; step < last; ++step) {
@@ -148,22 +159,35 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
       if (Status s = writeSafetensors(options.dumpGrads, trainer.gradients());
           !s)
         return fail(s.message());
-    if (metrics)
+    skipped += result.skipped;
+    if (metrics) {
       metrics << std::setprecision(std::numeric_limits<double>::max_digits10)
-              << "{\"step\": " << step + 1 << ", \"loss\": " << result.loss
+              << "{\"step\": " << step + 1
+              << ", \"loss\": " << JsonNumber{result.loss}
               << ", \"lr\": " << result.lr
-              << ", \"grad_norm\": " << result.gradNorm
+              << ", \"grad_norm\": " << JsonNumber{result.gradNorm}
               << ", \"samples_per_s\": " << samplesPerSecond
               << ", \"peak_bytes\": " << result.peakBytes
-              << ", \"heap_bytes\": " << result.heapBytes << "}\n";
+              << ", \"heap_bytes\": " << result.heapBytes;
+      if (model.lossScaling)
+        metrics << ", \"loss_scale\": " << result.lossScale
+                << ", \"skipped\": " << (result.skipped ? "true" : "false");
+      metrics << "}\n";
+    }
     if (terminal)
       printProgress(step + 1 - first, options.steps, result.loss,
                     samplesPerSecond);
-    else if ((step + 1) % 10 == 0 || step + 1 == last || step == first)
+    else if ((step + 1) % 10 == 0 || step + 1 == last || step == first ||
+             result.skipped) {
       std::printf("step %llu  loss %.6f  grad_norm %.4f  lr %.3g  %.0f "
-                  "samples/s\n",
+                  "samples/s",
                   static_cast<unsigned long long>(step + 1), result.loss,
                   result.gradNorm, result.lr, samplesPerSecond);
+      if (model.lossScaling)
+        std::printf("  scale %g%s", result.lossScale,
+                    result.skipped ? "  skipped (overflow)" : "");
+      std::printf("\n");
+    }
   }
   if (terminal)
     std::printf("\n");
@@ -175,6 +199,12 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
               static_cast<unsigned long long>(options.steps), total,
               options.steps * model.batchSize / std::max(total, 1e-9),
               result.loss);
+  if (model.lossScaling)
+    std::printf("loss scaling: %llu of %llu steps skipped on overflow, "
+                "scale now %g\n",
+                static_cast<unsigned long long>(skipped),
+                static_cast<unsigned long long>(options.steps),
+                trainer.lossScale());
   std::printf("memory: state %.1f MiB, batch %.1f MiB, workspace %.1f MiB "
               "(planned), heap %.1f MiB; peak %.1f MiB (measured)\n",
               model.stateBytes / 1048576.0, model.batchBytes / 1048576.0,

@@ -127,6 +127,13 @@ static cl::opt<std::string> rematBudget(
     cl::value_desc("bytes"), cl::sub(runCommand), cl::sub(planCommand),
     cl::cat(transformCategory));
 
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Compute precision: f32, f16 (with dynamic loss scaling) or "
+             "bf16, with f32 master weights (overrides the step's precision)"),
+    cl::value_desc("type"), cl::sub(runCommand), cl::sub(planCommand),
+    cl::cat(transformCategory));
+
 static cl::OptionCategory planCategory("Plan options");
 static cl::opt<bool> planJson("json", cl::desc("Print the plan as JSON"),
                               cl::sub(planCommand), cl::cat(planCategory));
@@ -154,7 +161,8 @@ struct LoadedModel {
     module = mlir::gacc::loadModel(inputPath, sourceMgr, context);
     if (module)
       step = mlir::gacc::TrainStepOp::find(*module, stepName);
-    return step && succeeded(applyRematOptions()) &&
+    return step && succeeded(applyPrecisionOption()) &&
+           succeeded(applyRematOptions()) &&
            succeeded(applyBatchOptions()) && succeeded(fitRematBudget());
   }
 
@@ -184,6 +192,20 @@ struct LoadedModel {
            << " of " << mlir::gacc::formatBytes(plan->remat.activationBytes)
            << " activations, planned peak "
            << mlir::gacc::formatBytes(plan->peakBytes()) << "\n";
+    return mlir::success();
+  }
+
+  /// --precision overrides the step's precision.
+  mlir::LogicalResult applyPrecisionOption() {
+    if (!precision.getNumOccurrences())
+      return mlir::success();
+    std::optional<mlir::gacc::Precision> parsed =
+        mlir::gacc::symbolizePrecision(precision);
+    if (!parsed)
+      return step.emitError("--precision: unknown type '")
+             << precision << "' (f32, f16 or bf16)";
+    step.setPrecisionAttr(
+        mlir::gacc::PrecisionAttr::get(&context, *parsed));
     return mlir::success();
   }
 

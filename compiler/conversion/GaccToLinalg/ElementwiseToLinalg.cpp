@@ -52,6 +52,16 @@ struct Select {
   }
 };
 
+struct LowerCast : OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CastOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, convertElements(rewriter, op.getLoc(), op.getInput(),
+                                           op.getType().getElementType()));
+    return success();
+  }
+};
+
 struct LowerCompare : OpRewritePattern<CompareOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CompareOp op,
@@ -105,5 +115,6 @@ void gacc::populateElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
                ElementwisePattern<ErfOp, Apply<math::ErfOp>>,
                ElementwisePattern<ReluOp, Relu>,
                ElementwisePattern<BroadcastOp, Copy>,
-               ElementwisePattern<SelectOp, Select>, LowerCompare>(context);
+               ElementwisePattern<SelectOp, Select>, LowerCast, LowerCompare>(
+      context);
 }

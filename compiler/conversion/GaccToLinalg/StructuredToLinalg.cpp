@@ -57,14 +57,23 @@ struct LowerReduce : OpRewritePattern<ReduceOp> {
 };
 
 /// matmul: one contraction generic over (batch..., m, n, k); the maps do the
-/// transposes and the batch broadcasting.
+/// transposes and the batch broadcasting. f16 and bf16 matmuls multiply and
+/// accumulate in f32 and round the result once, as tensor cores and
+/// PyTorch do: the operands are widened, the contraction is an f32 one.
 struct LowerMatmul : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MatmulOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *context = rewriter.getContext();
-    RankedTensorType result = op.getType();
+    RankedTensorType narrow = op.getType();
+    Type f32 = rewriter.getF32Type();
+    bool widen = narrow.getElementType().getIntOrFloatBitWidth() < 32;
+    RankedTensorType result = widen ? narrow.clone(f32) : narrow;
+    Value lhs = widen ? convertElements(rewriter, loc, op.getLhs(), f32)
+                      : op.getLhs();
+    Value rhs = widen ? convertElements(rewriter, loc, op.getRhs(), f32)
+                      : op.getRhs();
     int64_t rank = result.getRank(), batch = rank - 2;
     AffineExpr m = getAffineDimExpr(rank - 2, context);
     AffineExpr n = getAffineDimExpr(rank - 1, context);
@@ -86,8 +95,8 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
     for (int64_t d = 0; d < rank; ++d)
       outExprs.push_back(getAffineDimExpr(d, context));
     SmallVector<AffineMap> maps = {
-        operandMap(op.getLhs(), m, k, op.getTransposeLhs()),
-        operandMap(op.getRhs(), k, n, op.getTransposeRhs()),
+        operandMap(lhs, m, k, op.getTransposeLhs()),
+        operandMap(rhs, k, n, op.getTransposeRhs()),
         AffineMap::get(rank + 1, 0, outExprs, context)};
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
@@ -95,14 +104,15 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
     Value init = filledTensor(rewriter, loc, result,
                               rewriter.getZeroAttr(result.getElementType()));
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, result, ValueRange{op.getLhs(), op.getRhs()}, init,
+        rewriter, loc, result, ValueRange{lhs, rhs}, init,
         maps, iterators, [](OpBuilder &b, Location nestedLoc, ValueRange args) {
           Value product = arith::MulFOp::create(b, nestedLoc, args[0], args[1]);
           linalg::YieldOp::create(
               b, nestedLoc,
               arith::AddFOp::create(b, nestedLoc, args[2], product).getResult());
         });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(op, convertElements(rewriter, loc, generic.getResult(0),
+                                           narrow.getElementType()));
     return success();
   }
 };

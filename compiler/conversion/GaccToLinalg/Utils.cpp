@@ -52,3 +52,29 @@ Value gacc::buildElementwise(
       });
   return generic.getResult(0);
 }
+
+Value gacc::convertFloat(OpBuilder &b, Location loc, Value value,
+                         Type element) {
+  auto from = cast<FloatType>(value.getType());
+  auto to = cast<FloatType>(element);
+  if (from == to)
+    return value;
+  if (from.getWidth() == to.getWidth()) // f16 <-> bf16
+    return convertFloat(b, loc, convertFloat(b, loc, value, b.getF32Type()),
+                        element);
+  if (from.getWidth() < to.getWidth())
+    return arith::ExtFOp::create(b, loc, to, value);
+  return arith::TruncFOp::create(b, loc, to, value);
+}
+
+Value gacc::convertElements(OpBuilder &b, Location loc, Value input,
+                            Type element) {
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getElementType() == element)
+    return input;
+  return buildElementwise(
+      b, loc, type.clone(element), input,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        return convertFloat(nested, nestedLoc, args[0], element);
+      });
+}

@@ -21,6 +21,13 @@ Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type);
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
                    TypedAttr value);
 
+/// `value` converted to `element`: extf when widening, truncf (round to
+/// nearest even) when narrowing, through f32 between f16 and bf16.
+Value convertFloat(OpBuilder &b, Location loc, Value value, Type element);
+
+/// The tensor `input` with its elements converted to `element`.
+Value convertElements(OpBuilder &b, Location loc, Value input, Type element);
+
 /// A parallel linalg.generic producing `type` from `inputs` broadcast to it,
 /// with `body` computing the element from the input elements.
 Value buildElementwise(

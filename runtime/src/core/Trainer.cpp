@@ -58,7 +58,36 @@ void Trainer::initialize(uint64_t seed) {
   std::memset(state_->data, 0, model_.stateBytes);
   for (const Parameter &param : model_.params)
     initializeParameter(param, seed, state_->data + param.slot.offset);
-  step_ = 0;
+  if (model_.lossScaling)
+    storeElement(model_.lossScaling->scale.dtype,
+                 state_->data + model_.lossScaling->scale.offset, 0,
+                 model_.lossScaling->initScale);
+  step_ = optimizerStep_ = 0;
+}
+
+/// The state a checkpoint keeps besides the parameters.
+static std::vector<const TensorSlot *> checkpointedState(const ModelInfo &model) {
+  std::vector<const TensorSlot *> slots;
+  for (const TensorSlot &slot : model.optimizerState)
+    slots.push_back(&slot);
+  if (model.lossScaling) {
+    slots.push_back(&model.lossScaling->scale);
+    slots.push_back(&model.lossScaling->growthTracker);
+  }
+  return slots;
+}
+
+static Tensor counterTensor(uint64_t value) {
+  Tensor counter(DType::I64, {});
+  *counter.dataAs<int64_t>() = static_cast<int64_t>(value);
+  return counter;
+}
+
+double Trainer::lossScale() const {
+  if (!model_.lossScaling)
+    return 0.0;
+  const TensorSlot &slot = model_.lossScaling->scale;
+  return loadElement(slot.dtype, state_->data + slot.offset, 0);
 }
 
 Tensor Trainer::read(const Arena &arena, const TensorSlot &slot) const {
@@ -116,11 +145,10 @@ TensorFile Trainer::gradients() const {
 
 TensorFile Trainer::checkpoint() const {
   TensorFile file = parameters();
-  for (const TensorSlot &slot : model_.optimizerState)
-    file.tensors.emplace(slot.name, read(*state_, slot));
-  Tensor step(DType::I64, {});
-  *step.dataAs<int64_t>() = static_cast<int64_t>(step_);
-  file.tensors.emplace("step", std::move(step));
+  for (const TensorSlot *slot : checkpointedState(model_))
+    file.tensors.emplace(slot->name, read(*state_, *slot));
+  file.tensors.emplace("step", counterTensor(step_));
+  file.tensors.emplace("optimizer_step", counterTensor(optimizerStep_));
   file.metadata["format"] = "gacc-checkpoint";
   file.metadata["version"] = "1";
   return file;
@@ -131,23 +159,35 @@ Status Trainer::restore(const TensorFile &file, const std::string &origin) {
   if (format == file.metadata.end() || format->second != "gacc-checkpoint")
     return Status::error(origin + ": not a gacc checkpoint (no "
                                   "__metadata__ format=gacc-checkpoint)");
-  auto step = file.tensors.find("step");
-  if (step == file.tensors.end() || step->second.dtype() != DType::I64 ||
-      step->second.numElements() != 1)
+  auto counter = [&](const char *name) -> const Tensor * {
+    auto it = file.tensors.find(name);
+    if (it == file.tensors.end() || it->second.dtype() != DType::I64 ||
+        it->second.numElements() != 1 || *it->second.dataAs<int64_t>() < 0)
+      return nullptr;
+    return &it->second;
+  };
+  const Tensor *step = counter("step");
+  if (!step)
     return Status::error(origin + ": missing or malformed 'step'");
-  for (const TensorSlot &slot : model_.optimizerState) {
-    auto it = file.tensors.find(slot.name);
+  // Checkpoints from before loss scaling count no skipped steps.
+  const Tensor *optimizerStep =
+      file.tensors.count("optimizer_step") ? counter("optimizer_step") : step;
+  if (!optimizerStep)
+    return Status::error(origin + ": malformed 'optimizer_step'");
+  for (const TensorSlot *slot : checkpointedState(model_)) {
+    auto it = file.tensors.find(slot->name);
     if (it == file.tensors.end())
-      return Status::error(origin + ": missing optimizer state '" + slot.name +
-                           "'");
-    if (Status status = checkTensor(origin, slot, it->second); !status)
+      return Status::error(origin + ": missing optimizer state '" +
+                           slot->name + "'");
+    if (Status status = checkTensor(origin, *slot, it->second); !status)
       return status;
   }
   if (Status status = loadParameters(file, origin); !status)
     return status;
-  for (const TensorSlot &slot : model_.optimizerState)
-    write(*state_, slot, file.tensors.at(slot.name));
-  step_ = static_cast<uint64_t>(*step->second.dataAs<int64_t>());
+  for (const TensorSlot *slot : checkpointedState(model_))
+    write(*state_, *slot, file.tensors.at(slot->name));
+  step_ = static_cast<uint64_t>(*step->dataAs<int64_t>());
+  optimizerStep_ = static_cast<uint64_t>(*optimizerStep->dataAs<int64_t>());
   return Status();
 }
 
@@ -175,12 +215,18 @@ void Trainer::call(PackedEntry entry) {
 Status Trainer::step(StepResult &result) {
   double lr =
       scheduledLearningRate(model_.schedule, model_.optimizer.lr, step_);
-  std::array<double, 4> hyper = optimizerScalars(model_.optimizer, lr, step_);
+  std::array<double, 4> hyper =
+      optimizerScalars(model_.optimizer, lr, optimizerStep_);
   for (size_t i = 0; i < hyper.size(); ++i)
     storeElement(model_.hyper.dtype, io_->data + model_.hyper.offset, i,
                  hyper[i]);
   int64_t counter = static_cast<int64_t>(step_);
   std::memcpy(io_->data + model_.step.offset, &counter, sizeof(counter));
+  const std::optional<LossScaling> &scaling = model_.lossScaling;
+  auto scalar = [](const Arena &arena, const TensorSlot &slot) {
+    return loadElement(slot.dtype, arena.data + slot.offset, 0);
+  };
+  result.lossScale = scaling ? scalar(*state_, scaling->scale) : 0.0;
   resetCpuMemoryPeak();
   CpuMemoryStats before = cpuMemoryStats();
   call(compiled_.step);
@@ -190,11 +236,22 @@ Status Trainer::step(StepResult &result) {
   result.gradNorm =
       loadElement(model_.gradNorm.dtype, io_->data + model_.gradNorm.offset, 0);
   result.lr = lr;
-  if (!std::isfinite(result.loss))
+  result.skipped = scaling && scalar(*io_, scaling->foundInf) != 0.0;
+  if (!std::isfinite(result.loss) && !result.skipped)
     return Status::error("the loss is " + std::to_string(result.loss) +
                          " at step " + std::to_string(step_ + 1) +
                          ": training diverged");
+  if (result.skipped && scalar(*state_, scaling->scale) < 1.0)
+    return Status::error(
+        "the loss scale collapsed at step " + std::to_string(step_ + 1) +
+        ": the gradients overflow even at scale " +
+        std::to_string(result.lossScale) + " (loss " +
+        std::to_string(result.loss) +
+        "); the model does not train in f16: use bf16, a lower learning "
+        "rate or gradient clipping");
   ++step_;
+  if (!result.skipped)
+    ++optimizerStep_;
   return Status();
 }
 

@@ -67,6 +67,18 @@ struct ScheduleConfig {
   double minLr = 0.0;
 };
 
+/// Dynamic loss scaling (GradScaler): the compiled step scales the loss,
+/// unscales the gradients, skips the update when they overflow and updates
+/// the scale; the runtime initializes and checkpoints the scale and watches
+/// it collapse.
+struct LossScaling {
+  /// The scale and the count of good steps since it last changed (state).
+  TensorSlot scale, growthTracker;
+  /// 1 when the step found an infinity or NaN and was skipped (io).
+  TensorSlot foundInf;
+  double initScale = 65536.0;
+};
+
 struct ModelInfo {
   std::vector<Parameter> params;
   /// Gradient slots, in parameter order ("grad.<name>").
@@ -89,6 +101,7 @@ struct ModelInfo {
   OptimizerConfig optimizer;
   ScheduleConfig schedule;
   std::optional<double> gradClipNorm;
+  std::optional<LossScaling> lossScaling;
 
   const Input *findInput(const std::string &name) const;
 };

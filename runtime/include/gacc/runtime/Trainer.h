@@ -40,6 +40,10 @@ struct StepResult {
   int64_t heapBytes = 0;
   /// The step's measured high-water mark: every arena plus `heapBytes`.
   int64_t peakBytes = 0;
+  /// With loss scaling: the scale this step used, and whether its gradients
+  /// overflowed so that the update was skipped.
+  double lossScale = 0.0;
+  bool skipped = false;
 };
 
 class Trainer {
@@ -53,6 +57,11 @@ public:
   /// Bytes of the arenas the trainer holds (state, batch, io, workspace).
   int64_t arenaBytes() const;
   uint64_t stepCount() const { return step_; }
+  /// Optimizer updates applied: steps minus those loss scaling skipped
+  /// (Adam's bias correction counts these, as torch.optim's state["step"]).
+  uint64_t optimizerStepCount() const { return optimizerStep_; }
+  /// The loss scale the next step uses; 0 without loss scaling.
+  double lossScale() const;
 
   /// Fresh parameters from their initializers mixed with `seed`; zero
   /// optimizer state and step.
@@ -63,7 +72,8 @@ public:
   /// Copies every parameter from `file` (each must be present, with its
   /// dtype and shape); other tensors in the file are ignored.
   Status loadParameters(const TensorFile &file, const std::string &origin);
-  /// Parameters, optimizer state and the step counter, for --save/--resume.
+  /// Parameters, optimizer state (with the loss scale) and the step
+  /// counters, for --save/--resume.
   TensorFile checkpoint() const;
   Status restore(const TensorFile &file, const std::string &origin);
   TensorFile parameters() const;
@@ -73,7 +83,9 @@ public:
   /// Copies a batch in; names, dtypes and shapes must match the inputs.
   Status setBatch(const Batch &batch);
   /// One optimizer step on the current batch. A non-finite loss is an error
-  /// and leaves the step counter unchanged.
+  /// and leaves the step counter unchanged, unless loss scaling skipped the
+  /// step; a loss scale that backs off below 1 is an error (it collapsed:
+  /// the gradients overflow however small the scale).
   Status step(StepResult &result);
   /// The loss and the model's further outputs on the current batch.
   Status evaluate(double &loss, std::vector<Tensor> &outputs);
@@ -87,7 +99,7 @@ private:
   ModelInfo model_;
   CompiledStep compiled_;
   std::unique_ptr<Arena> state_, batch_, io_, workspace_;
-  uint64_t step_ = 0;
+  uint64_t step_ = 0, optimizerStep_ = 0;
 };
 
 } // namespace gacc::rt

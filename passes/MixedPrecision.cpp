@@ -1,0 +1,204 @@
+//===- MixedPrecision.cpp - autocast a model to f16 or bf16 -----------------===//
+//
+// Places gacc.cast ops so that every op of a model function computes in the
+// type of its autocast class (see Passes.td); parameters stay f32 master
+// weights and are cast where they are used.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+namespace mlir::gacc {
+#define GEN_PASS_DEF_MIXEDPRECISION
+#include "passes/Passes.h.inc"
+} // namespace mlir::gacc
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+namespace {
+enum class CastClass { Low, F32, Promote };
+
+/// The discardable attribute that overrides an op's class.
+constexpr StringLiteral kAutocastAttrName = "gacc.autocast";
+
+struct MixedPrecisionPass
+    : public gacc::impl::MixedPrecisionBase<MixedPrecisionPass> {
+  using MixedPrecisionBase::MixedPrecisionBase;
+  void runOnOperation() override;
+};
+
+/// Places the casts of one model function.
+class Autocaster {
+public:
+  Autocaster(Type low, int64_t &numCasts) : low(low), numCasts(numCasts) {}
+
+  LogicalResult run(func::FuncOp model) {
+    Block &body = model.getBody().front();
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        // The model's results keep their declared types.
+        for (auto [operand, type] : llvm::zip_equal(
+                 ret->getOpOperands(), model.getFunctionType().getResults()))
+          operand.set(castTo(operand.get(), elementOf(type), ret));
+        continue;
+      }
+      if (auto load = dyn_cast<LoadOp>(op)) {
+        if (isParameter(load))
+          weights.insert(load.getResult());
+        continue;
+      }
+      // Values computed from parameters and constants alone (constants, a
+      // transposed weight, a causal mask) adapt to the activations they
+      // meet, like parameters do.
+      if (llvm::all_of(op.getOperands(),
+                       [&](Value v) { return weights.contains(v); })) {
+        for (Value result : op.getResults())
+          weights.insert(result);
+        continue;
+      }
+      FailureOr<CastClass> cls = classify(&op);
+      if (failed(cls))
+        return failure();
+      if (Type type = computeType(&op, *cls))
+        retype(&op, type);
+    }
+    return success();
+  }
+
+private:
+  static Type elementOf(Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor ? tensor.getElementType() : Type();
+  }
+  static FloatType floatElementOf(Value value) {
+    return dyn_cast_or_null<FloatType>(elementOf(value.getType()));
+  }
+  static bool isParameter(LoadOp load) {
+    return isa_and_nonnull<ParamOp>(SymbolTable::lookupNearestSymbolFrom(
+        load, load.getNameAttr()));
+  }
+
+  static FailureOr<CastClass> classify(Operation *op) {
+    if (auto attr = op->getAttrOfType<StringAttr>(kAutocastAttrName)) {
+      if (attr.getValue() == "low")
+        return CastClass::Low;
+      if (attr.getValue() == "f32")
+        return CastClass::F32;
+      return op->emitOpError("has ")
+             << kAutocastAttrName << " = \"" << attr.getValue()
+             << "\"; expected \"low\" or \"f32\"";
+    }
+    if (isa<MatmulOp>(op))
+      return CastClass::Low;
+    if (isa<ExpOp, LogOp, RsqrtOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
+            ReduceSumOp, ReduceMeanOp, CrossEntropyOp, MseLossOp>(op))
+      return CastClass::F32;
+    return CastClass::Promote;
+  }
+
+  /// The widest float type among the operands that are activations (not
+  /// parameters or constants, which adapt to what they meet); null if none.
+  FloatType widestActivation(Operation *op) const {
+    FloatType widest;
+    for (Value operand : op->getOperands()) {
+      FloatType type = floatElementOf(operand);
+      if (!type || weights.contains(operand))
+        continue;
+      if (!widest || type.getWidth() > widest.getWidth())
+        widest = type;
+    }
+    return widest;
+  }
+
+  /// The element type `op` computes in; null to leave it as it is.
+  Type computeType(Operation *op, CastClass cls) const {
+    FloatType widest = widestActivation(op);
+    switch (cls) {
+    case CastClass::Low:
+      return low;
+    case CastClass::F32: {
+      Type f32 = Float32Type::get(op->getContext());
+      return widest && widest.getWidth() > 32 ? widest : f32;
+    }
+    case CastClass::Promote:
+      return widest;
+    }
+    llvm_unreachable("unknown class");
+  }
+
+  /// Casts the float operands of `op` to `type` and gives its float results
+  /// that type.
+  void retype(Operation *op, Type type) {
+    for (OpOperand &operand : op->getOpOperands())
+      if (floatElementOf(operand.get()))
+        operand.set(castTo(operand.get(), type, op));
+    for (Value result : op->getResults())
+      if (floatElementOf(result))
+        result.setType(cast<RankedTensorType>(result.getType()).clone(type));
+  }
+
+  /// `value` as `type` elements, cast before `user`; one cast per value and
+  /// type, so a parameter used by several matmuls is cast once.
+  Value castTo(Value value, Type type, Operation *user) {
+    auto tensor = dyn_cast<RankedTensorType>(value.getType());
+    if (!tensor || tensor.getElementType() == type ||
+        !isa<FloatType>(tensor.getElementType()))
+      return value;
+    Value &cast = casts[{value, type}];
+    if (!cast) {
+      OpBuilder b(user);
+      cast = CastOp::create(b, value.getLoc(), tensor.clone(type), value);
+      if (weights.contains(value))
+        weights.insert(cast);
+      ++numCasts;
+    }
+    return cast;
+  }
+
+  Type low;
+  int64_t &numCasts;
+  DenseSet<Value> weights;
+  DenseMap<std::pair<Value, Type>, Value> casts;
+};
+} // namespace
+
+LogicalResult gacc::autocast(func::FuncOp model, Precision precision,
+                             int64_t *numCasts) {
+  if (precision == Precision::f32)
+    return success();
+  Builder b(model.getContext());
+  Type low = precision == Precision::f16 ? Type(b.getF16Type())
+                                         : Type(b.getBF16Type());
+  int64_t casts = 0;
+  LogicalResult result = Autocaster(low, casts).run(model);
+  if (numCasts)
+    *numCasts += casts;
+  return result;
+}
+
+void MixedPrecisionPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  std::optional<Precision> forced;
+  if (!dtype.empty()) {
+    forced = symbolizePrecision(dtype);
+    if (!forced || *forced == Precision::f32) {
+      module.emitError("gacc-mixed-precision: dtype must be f16 or bf16, got '")
+          << dtype << "'";
+      return signalPassFailure();
+    }
+  }
+  Builder b(module.getContext());
+  llvm::SmallSetVector<func::FuncOp, 2> done;
+  int64_t casts = 0;
+  for (TrainStepOp step : module.getOps<TrainStepOp>()) {
+    if (forced)
+      step.setPrecisionAttr(PrecisionAttr::get(b.getContext(), *forced));
+    func::FuncOp model = step.getModelFunc();
+    if (!model || !done.insert(model))
+      continue;
+    if (failed(autocast(model, step.getEffectivePrecision(), &casts)))
+      return signalPassFailure();
+  }
+  numCasts += casts;
+}
