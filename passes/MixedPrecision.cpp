@@ -48,18 +48,20 @@ public:
           weights.insert(load.getResult());
         continue;
       }
-      // Values computed from parameters and constants alone (constants, a
-      // transposed weight, a causal mask) adapt to the activations they
-      // meet, like parameters do.
-      if (llvm::all_of(op.getOperands(),
+      FailureOr<CastClass> cls = classify(&op);
+      if (failed(cls))
+        return failure();
+      // Values that elementwise and shape ops compute from parameters and
+      // constants alone (constants, a transposed weight, a mask, a scale)
+      // keep their type and adapt to the activations they meet, like
+      // parameters do.
+      if (*cls == CastClass::Promote &&
+          llvm::all_of(op.getOperands(),
                        [&](Value v) { return weights.contains(v); })) {
         for (Value result : op.getResults())
           weights.insert(result);
         continue;
       }
-      FailureOr<CastClass> cls = classify(&op);
-      if (failed(cls))
-        return failure();
       if (Type type = computeType(&op, *cls))
         retype(&op, type);
     }

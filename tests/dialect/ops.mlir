@@ -124,6 +124,12 @@ func.func @nn(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>,
   %6 = gacc.checkpoint %x : tensor<2x3x4xf32>
   // CHECK: gacc.optimization_barrier %{{.*}}, %{{.*}} : tensor<2x3x4xf32>, tensor<2x3xi32>
   %7:2 = gacc.optimization_barrier %x, %ids : tensor<2x3x4xf32>, tensor<2x3xi32>
+  // CHECK: gacc.cast %{{.*}} : tensor<2x3x4xf32> to tensor<2x3x4xbf16>
+  %8 = gacc.cast %x : tensor<2x3x4xf32> to tensor<2x3x4xbf16>
+  // CHECK: gacc.cast %{{.*}} : tensor<2x3x4xbf16> to tensor<2x3x4xf16>
+  %9 = gacc.cast %8 : tensor<2x3x4xbf16> to tensor<2x3x4xf16>
+  // CHECK: gacc.loss_scale : tensor<f32>
+  %10 = gacc.loss_scale : tensor<f32>
   return
 }
 

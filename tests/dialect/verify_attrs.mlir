@@ -85,3 +85,19 @@ gacc.param @w : tensor<2x2xf32> = #gacc.init<>
 // expected-error @+2 {{expected ::mlir::gacc::InitKind to be one of: zeros, ones, normal, uniform, xavier_uniform, xavier_normal, kaiming_uniform, kaiming_normal}}
 // expected-error @+1 {{failed to parse Gacc_InitAttr parameter 'kind'}}
 gacc.param @w : tensor<2x2xf32> = #gacc.init<orthogonal>
+
+// -----
+// expected-error @+1 {{the initial loss scale must be positive and finite, got 0}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.loss_scale<init = 0.0>}
+
+// -----
+// expected-error @+1 {{growth_factor must be above 1, got 1}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.loss_scale<growth_factor = 1.0>}
+
+// -----
+// expected-error @+1 {{backoff_factor must be in (0, 1), got 1.5}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.loss_scale<backoff_factor = 1.5>}
+
+// -----
+// expected-error @+1 {{growth_interval must be positive}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.loss_scale<growth_interval = 0>}

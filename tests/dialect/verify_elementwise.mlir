@@ -115,3 +115,19 @@ func.func @f(%a: tensor<4xf32>) {
   %0 = gacc.compare approx %a, %a : tensor<4xf32>, tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @f(%a: tensor<4x3xf32>) {
+  // expected-error @+1 {{'gacc.cast' op requires the same shape for all operands and results}}
+  %0 = gacc.cast %a : tensor<4x3xf32> to tensor<3x4xf16>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x3xi32>) {
+  // expected-error @+1 {{'gacc.cast' op operand #0 must be statically shaped tensor of}}
+  %0 = gacc.cast %a : tensor<4x3xi32> to tensor<4x3xf16>
+  return
+}

@@ -84,3 +84,24 @@ func.func @m_grad() {
   return
 }
 gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1>
+
+// -----
+
+// The gradient of a cast is the gradient cast back; f16 steps (dynamic loss
+// scaling) start the backward from the loss scale instead of 1.
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %h = gacc.cast %w : tensor<3xf32> to tensor<3xf16>
+  %s = gacc.reduce_sum %h axes = [0] : tensor<3xf16> -> tensor<f16>
+  %l = gacc.cast %s : tensor<f16> to tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> precision f16
+// CHECK-LABEL: func.func @m_grad
+// CHECK: %[[SEED:.*]] = gacc.loss_scale : tensor<f32>
+// CHECK: %[[S:.*]] = gacc.cast %[[SEED]] : tensor<f32> to tensor<f16>
+// CHECK: %[[R:.*]] = gacc.reshape %[[S]] : tensor<f16> -> tensor<1xf16>
+// CHECK: %[[B:.*]] = gacc.broadcast %[[R]] : tensor<1xf16> -> tensor<3xf16>
+// CHECK: %[[G:.*]] = gacc.cast %[[B]] : tensor<3xf16> to tensor<3xf32>
+// CHECK: return %{{.*}}, %[[G]] : tensor<f32>, tensor<3xf32>
