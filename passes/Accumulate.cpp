@@ -118,8 +118,8 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
         specializeToMicroBatch(model, batch, size, name);
     if (failed(fn))
       return failure();
-    FailureOr<func::FuncOp> fnGrad = buildGradientFunction(
-        *fn, static_cast<bool>(step.getEffectiveLossScale()));
+    FailureOr<func::FuncOp> fnGrad =
+        buildGradientFunction(*fn, GradientSeed::Argument);
     (*fn).erase();
     // Rematerialization applies inside each micro-batch.
     if (failed(fnGrad) ||
@@ -160,6 +160,15 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   if (!count)
     return lossOp->emitOpError("needs its targets to be a gacc.input to be "
                                "counted over the whole batch");
+  // Each micro-batch's backward starts from (loss scale or 1) / count, so
+  // that its gradients come out normalized as the full batch's do: with a
+  // loss scale, the scaled micro-batch gradients stay as small as the full
+  // batch's instead of count times larger (PyTorch's scaler.scale(loss / K)).
+  auto lossType = cast<RankedTensorType>(resultTypes[0]);
+  Value seed = step.getEffectiveLossScale()
+                   ? Value(LossScaleOp::create(b, loc, lossType))
+                   : buildScalar(b, loc, lossType.getElementType(), 1.0);
+  seed = DivOp::create(b, loc, seed, count);
 
   // Accumulators: the loss sum, the further outputs (assembled), the
   // gradients (summed).
@@ -175,6 +184,7 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
     SmallVector<Value> args;
     for (Value input : inputs)
       args.push_back(sliceBatch(nb, loc, input, offset, size));
+    args.push_back(seed);
     SmallVector<Value> results = inlineCall(nb, fn, args, k);
     SmallVector<Value> next;
     for (auto [i, acc] : llvm::enumerate(accumulators)) {
@@ -214,11 +224,9 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
     totals = addMicroBatch(b, *tailGrad, upper, offset, tail, totals);
   }
 
-  SmallVector<Value> results;
-  for (auto [i, total] : llvm::enumerate(totals))
-    results.push_back(i == 0 || i >= numOutputs
-                          ? DivOp::create(b, loc, total, count).getResult()
-                          : total);
+  // The loss is a sum over micro-batches; the gradients are normalized.
+  SmallVector<Value> results(totals);
+  results[0] = DivOp::create(b, loc, totals[0], count);
   func::ReturnOp::create(b, loc, results);
   (*microGrad).erase();
   if (tail)

@@ -33,7 +33,7 @@ static void accumulate(OpBuilder &b, DenseMap<Value, Value> &adjoints,
 }
 
 FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
-                                                    bool scaleLoss,
+                                                    GradientSeed seed,
                                                     int64_t *numRules) {
   auto module = model->getParentOfType<ModuleOp>();
   std::string name = (model.getSymName() + "_grad").str();
@@ -57,10 +57,18 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
   DenseMap<Value, Value> adjoints;
   b.setInsertionPoint(ret);
   auto lossType = cast<RankedTensorType>(loss.getType());
-  adjoints[loss] =
-      scaleLoss
-          ? LossScaleOp::create(b, loss.getLoc(), lossType).getResult()
-          : buildScalar(b, loss.getLoc(), lossType.getElementType(), 1.0);
+  switch (seed) {
+  case GradientSeed::One:
+    adjoints[loss] =
+        buildScalar(b, loss.getLoc(), lossType.getElementType(), 1.0);
+    break;
+  case GradientSeed::LossScale:
+    adjoints[loss] = LossScaleOp::create(b, loss.getLoc(), lossType);
+    break;
+  case GradientSeed::Argument:
+    adjoints[loss] = body.addArgument(lossType, loss.getLoc());
+    break;
+  }
 
   // Walk the forward ops backwards; every value's gradient is complete when
   // its defining op is reached, because all its users come later.
@@ -108,7 +116,8 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
   }
   func::ReturnOp::create(b, ret.getLoc(), results);
   ret.erase();
-  grad.setFunctionType(b.getFunctionType({}, ValueRange(results).getTypes()));
+  grad.setFunctionType(b.getFunctionType(body.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
   grad->setAttr(kGradientsAttrName, b.getArrayAttr(params));
   grad->setAttr(kForwardOpsAttrName,
                 b.getI64IntegerAttr(static_cast<int64_t>(forward.size())));
@@ -116,13 +125,15 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
 }
 
 void AutodiffPass::runOnOperation() {
-  llvm::SmallMapVector<func::FuncOp, bool, 2> models;
+  llvm::SmallMapVector<func::FuncOp, GradientSeed, 2> models;
   for (TrainStepOp step : getOperation().getOps<TrainStepOp>())
     if (func::FuncOp model = step.getModelFunc())
-      models.insert({model, static_cast<bool>(step.getEffectiveLossScale())});
+      models.insert({model, step.getEffectiveLossScale()
+                                ? GradientSeed::LossScale
+                                : GradientSeed::One});
   int64_t rules = 0;
-  for (auto [model, scaleLoss] : models)
-    if (failed(buildGradientFunction(model, scaleLoss, &rules)))
+  for (auto [model, seed] : models)
+    if (failed(buildGradientFunction(model, seed, &rules)))
       return signalPassFailure();
   numRules += rules;
 }

@@ -18,12 +18,23 @@ namespace mlir::gacc {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// Where the backward pass of buildGradientFunction starts.
+enum class GradientSeed {
+  /// d loss / d loss = 1.
+  One,
+  /// gacc.loss_scale (dynamic loss scaling): the gradients come out scaled.
+  LossScale,
+  /// A trailing scalar argument of the gradient function, e.g. the loss
+  /// scale over the global normalizer for a micro-batch's summed loss.
+  Argument,
+};
+
 /// Builds `<fn>_grad` beside `fn`: its results, then the gradient of result
-/// 0 with respect to every gacc.param (see gacc-autodiff). Arguments of
-/// `fn` are treated as constants. With `scaleLoss`, the backward starts from
-/// gacc.loss_scale instead of 1 (dynamic loss scaling), so the gradients are
-/// scaled. Counts applied rules into `numRules`.
-FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp fn, bool scaleLoss,
+/// 0 with respect to every gacc.param (see gacc-autodiff), seeded by `seed`.
+/// Arguments of `fn` are treated as constants. Counts applied rules into
+/// `numRules`.
+FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp fn,
+                                              GradientSeed seed,
                                               int64_t *numRules = nullptr);
 
 /// Places the casts of gacc-mixed-precision in `model` for `precision` (f32:

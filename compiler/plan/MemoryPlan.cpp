@@ -32,8 +32,8 @@ microBatchGradient(TrainStepOp step, OwningOpRef<ModuleOp> &scratch) {
       return failure();
     model = *specialized;
   }
-  return buildGradientFunction(
-      model, static_cast<bool>(copy.getEffectiveLossScale()));
+  // The seed does not change which activations the backward reads.
+  return buildGradientFunction(model, GradientSeed::One);
 }
 
 /// What the backward of one micro-batch reads, before and after the step's

@@ -16,7 +16,9 @@ def save(path, tensors, metadata=None):
     if metadata:
         header["__metadata__"] = metadata
     for name in sorted(tensors):
-        array = np.ascontiguousarray(tensors[name])
+        # ascontiguousarray makes scalars 1-d; keep their shape.
+        array = np.asarray(tensors[name])
+        array = np.ascontiguousarray(array).reshape(array.shape)
         blob = array.tobytes()
         header[name] = {"dtype": _NAMES[array.dtype], "shape": list(array.shape),
                         "data_offsets": [offset, offset + len(blob)]}

@@ -20,12 +20,17 @@ gacc.train_step @t model @m batch_size 10 micro_batch_size 4 optimizer #gacc.sgd
 // token_mean: the non-ignored targets of the whole batch, counted first.
 // CHECK: %[[OH:.*]] = gacc.one_hot %[[Y]] : tensor<10xi32> -> tensor<10x3xf32>
 // CHECK: %[[COUNT:.*]] = gacc.reduce_sum %[[OH]] axes = [0, 1] : tensor<10x3xf32> -> tensor<f32>
+// Every micro-batch's backward starts from 1 / count, so its gradients come
+// out normalized.
+// CHECK: %[[ONE:.*]] = gacc.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[SEED:.*]] = gacc.div %[[ONE]], %[[COUNT]] : tensor<f32>, tensor<f32>
 // CHECK: %[[R:.*]]:3 = scf.for %[[K:.*]] = %c0 to %c2 step %c1 iter_args(%[[LOSS:.*]] = %{{.*}}, %[[OUT:.*]] = %{{.*}}, %[[GW:.*]] = %{{.*}}) -> (tensor<f32>, tensor<10x3xf32>, tensor<3x4xf32>)
 // CHECK:   %[[OFF:.*]] = arith.muli %[[K]], %c4
 // CHECK:   tensor.extract_slice %[[X]][%[[OFF]], 0] [4, 4] [1, 1] : tensor<10x4xf32> to tensor<4x4xf32>
 // CHECK:   tensor.extract_slice %[[Y]][%[[OFF]]] [4] [1] : tensor<10xi32> to tensor<4xi32>
 // Each micro-batch sums its loss.
 // CHECK:   gacc.cross_entropy sum
+// CHECK:   gacc.div %[[SEED]]
 // CHECK:   gacc.add %[[LOSS]]
 // CHECK:   tensor.insert_slice %{{.*}} into %[[OUT]][%[[OFF]], 0] [4, 3] [1, 1]
 // CHECK:   gacc.add %[[GW]]
@@ -33,10 +38,10 @@ gacc.train_step @t model @m batch_size 10 micro_batch_size 4 optimizer #gacc.sgd
 // The last micro-batch has 2 examples.
 // CHECK: tensor.extract_slice %[[X]][%c8, 0] [2, 4] [1, 1] : tensor<10x4xf32> to tensor<2x4xf32>
 // CHECK: gacc.cross_entropy sum {{.*}} : tensor<2x3xf32>, tensor<2xi32>
-// One division by the global count, for the loss and every gradient.
+// The summed loss is divided by the global count; the gradients are sums.
 // CHECK: %[[L:.*]] = gacc.div %{{.*}}, %[[COUNT]] : tensor<f32>, tensor<f32>
-// CHECK: %[[G:.*]] = gacc.div %{{.*}}, %[[COUNT]] : tensor<3x4xf32>, tensor<f32>
-// CHECK: return %[[L]], %{{.*}}, %[[G]]
+// CHECK-NOT: gacc.div
+// CHECK: return %[[L]], %{{.*}}, %{{.*}}
 
 // -----
 
