@@ -195,8 +195,9 @@ static Value buildUpdate(TensorMath &m, EntryBuilder &entry, Attribute optimizer
     if (momentum != 0.0) {
       const Slot *slot = slotOf("momentum_buffer");
       Value old = entry.read(entry.state, *slot);
-      Value buffer = m.add(m.mul(old, hyper[1]), m.mul(grad, hyper[2]));
-      entry.write(entry.state, *slot, guard(buffer, old));
+      Value buffer =
+          guard(m.add(m.mul(old, hyper[1]), m.mul(grad, hyper[2])), old);
+      entry.write(entry.state, *slot, buffer);
       grad = sgd.getNesterov() ? m.add(grad, m.mul(buffer, m.c(momentum)))
                                : buffer;
     }
@@ -210,29 +211,44 @@ static Value buildUpdate(TensorMath &m, EntryBuilder &entry, Attribute optimizer
   Value oldAvg = entry.read(entry.state, *avgSlot);
   Value oldSq = entry.read(entry.state, *sqSlot);
   Value decayed = m.mul(param, hyper[0]);
-  Value avg = m.add(oldAvg, m.mul(m.sub(grad, oldAvg), m.c(1.0 - beta1)));
-  Value sq = m.add(m.mul(oldSq, m.c(beta2)),
-                   m.mul(m.mul(grad, grad), m.c(1.0 - beta2)));
-  entry.write(entry.state, *avgSlot, guard(avg, oldAvg));
-  entry.write(entry.state, *sqSlot, guard(sq, oldSq));
+  // The update reads the guarded moments, so that each is computed in its
+  // slot (a skipped step discards the update anyway).
+  Value avg = guard(
+      m.add(oldAvg, m.mul(m.sub(grad, oldAvg), m.c(1.0 - beta1))), oldAvg);
+  // (1-β2)·g·g in torch's addcmul order; also keeps CSE from sharing g·g
+  // with the gradient norm, which would keep a gradient-sized temporary
+  // per parameter alive from the norm to the update.
+  Value sq = guard(m.add(m.mul(oldSq, m.c(beta2)),
+                         m.mul(m.mul(m.c(1.0 - beta2), grad), grad)),
+                   oldSq);
+  entry.write(entry.state, *avgSlot, avg);
+  entry.write(entry.state, *sqSlot, sq);
   Value denom = m.add(m.div(m.sqrt(sq), hyper[2]),
                       m.c(adamw.getEps().convertToDouble()));
   return guard(m.sub(decayed, m.mul(m.div(avg, denom), hyper[1])), param);
 }
 
 /// Dynamic loss scaling, as GradScaler.unscale_: divides the (scaled)
-/// gradients by the loss scale in place and returns whether all of them are
-/// finite (an i1 scalar).
+/// gradients by the loss scale and returns whether all of them are finite
+/// (an i1 scalar). Each gradient is unscaled where it is computed, so that
+/// the unscaled one is what lands in its slot and no scaled copy of all
+/// gradients lives until the end of the backward pass.
 static Value buildUnscale(TensorMath &m, EntryBuilder &entry,
                           MutableArrayRef<Value> grads) {
+  OpBuilder &b = m.b;
+  OpBuilder::InsertPoint end = b.saveInsertionPoint();
   Value scale = entry.read(entry.state, *entry.layout.state.find(kLossScaleSlot));
+  b.setInsertionPointAfterValue(scale);
   Value inverse = m.div(m.c(1.0), scale);
+  for (Value &grad : grads) {
+    b.setInsertionPointAfterValue(grad);
+    grad = m.mul(grad, inverse);
+  }
+  b.restoreInsertionPoint(end);
   // sum(g·0) is 0 when every element of g is finite, NaN otherwise.
   Value probe = m.c(0.0);
-  for (Value &grad : grads) {
-    grad = m.mul(grad, inverse);
+  for (Value grad : grads)
     probe = m.add(probe, m.sumAll(m.mul(grad, m.c(0.0))));
-  }
   return m.compare(ComparePredicate::eq, probe, m.c(0.0));
 }
 

@@ -18,6 +18,10 @@ extern "C" void gacc_cpu_matmul_f32(int64_t, void *, int64_t, void *, int64_t,
                                     void *, int32_t, int32_t);
 extern "C" void gacc_cpu_matmul_f64(int64_t, void *, int64_t, void *, int64_t,
                                     void *, int32_t, int32_t);
+extern "C" void gacc_cpu_matmul_f16_f32(int64_t, void *, int64_t, void *,
+                                        int64_t, void *, int32_t, int32_t);
+extern "C" void gacc_cpu_matmul_bf16_f32(int64_t, void *, int64_t, void *,
+                                         int64_t, void *, int32_t, int32_t);
 
 using namespace mlir;
 using namespace mlir::gacc;
@@ -70,6 +74,8 @@ mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
     add("free", &gacc_cpu_free);
     add("gacc_cpu_matmul_f32", &gacc_cpu_matmul_f32);
     add("gacc_cpu_matmul_f64", &gacc_cpu_matmul_f64);
+    add("gacc_cpu_matmul_f16_f32", &gacc_cpu_matmul_f16_f32);
+    add("gacc_cpu_matmul_bf16_f32", &gacc_cpu_matmul_bf16_f32);
     return symbols;
   });
   (*engine)->initialize();

@@ -59,7 +59,8 @@ struct LowerReduce : OpRewritePattern<ReduceOp> {
 /// matmul: one contraction generic over (batch..., m, n, k); the maps do the
 /// transposes and the batch broadcasting. f16 and bf16 matmuls multiply and
 /// accumulate in f32 and round the result once, as tensor cores and
-/// PyTorch do: the operands are widened, the contraction is an f32 one.
+/// PyTorch do: the contraction reads the narrow operands, widens each
+/// element in its body and accumulates into f32.
 struct LowerMatmul : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MatmulOp op,
@@ -70,10 +71,7 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
     Type f32 = rewriter.getF32Type();
     bool widen = narrow.getElementType().getIntOrFloatBitWidth() < 32;
     RankedTensorType result = widen ? narrow.clone(f32) : narrow;
-    Value lhs = widen ? convertElements(rewriter, loc, op.getLhs(), f32)
-                      : op.getLhs();
-    Value rhs = widen ? convertElements(rewriter, loc, op.getRhs(), f32)
-                      : op.getRhs();
+    Value lhs = op.getLhs(), rhs = op.getRhs();
     int64_t rank = result.getRank(), batch = rank - 2;
     AffineExpr m = getAffineDimExpr(rank - 2, context);
     AffineExpr n = getAffineDimExpr(rank - 1, context);
@@ -105,8 +103,11 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
                               rewriter.getZeroAttr(result.getElementType()));
     auto generic = linalg::GenericOp::create(
         rewriter, loc, result, ValueRange{lhs, rhs}, init,
-        maps, iterators, [](OpBuilder &b, Location nestedLoc, ValueRange args) {
-          Value product = arith::MulFOp::create(b, nestedLoc, args[0], args[1]);
+        maps, iterators, [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
+          Type acc = result.getElementType();
+          Value product = arith::MulFOp::create(
+              b, nestedLoc, convertFloat(b, nestedLoc, args[0], acc),
+              convertFloat(b, nestedLoc, args[1], acc));
           linalg::YieldOp::create(
               b, nestedLoc,
               arith::AddFOp::create(b, nestedLoc, args[2], product).getResult());

@@ -17,16 +17,26 @@ std::optional<gacc::MatmulShape> gacc::matchMatmul(linalg::GenericOp op) {
   if (loops < 3 || op.getNumReductionLoops() != 1 ||
       op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
     return std::nullopt;
-  // The body: yield(acc + a * b).
+  // The body: yield(acc + a * b), with a and b widened to the accumulator's
+  // type when narrower (f16/bf16 operands, f32 accumulation).
   Block &body = op.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || body.getOperations().size() != 3)
+  if (!add)
     return std::nullopt;
   auto mul = add.getRhs().getDefiningOp<arith::MulFOp>();
+  auto operand = [&](Value value, unsigned arg) {
+    if (auto ext = value.getDefiningOp<arith::ExtFOp>())
+      value = ext.getIn();
+    return value == body.getArgument(arg);
+  };
   if (!mul || add.getLhs() != body.getArgument(2) ||
-      mul.getLhs() != body.getArgument(0) ||
-      mul.getRhs() != body.getArgument(1))
+      !operand(mul.getLhs(), 0) || !operand(mul.getRhs(), 1))
+    return std::nullopt;
+  // Nothing else in the body (the yield, add, mul and up to two extf).
+  size_t widened = (mul.getLhs() != body.getArgument(0)) +
+                   (mul.getRhs() != body.getArgument(1));
+  if (body.getOperations().size() != 3 + widened)
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   unsigned m = loops - 3, n = loops - 2, k = loops - 1;

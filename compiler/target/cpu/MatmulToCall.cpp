@@ -24,32 +24,43 @@ struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> 
     });
     OpBuilder b(module.getContext());
     for (auto [op, shape] : matmuls) {
-      auto out = cast<MemRefType>(op.getDpsInits()[0].getType());
-      Type element = out.getElementType();
+      auto elementOf = [](Value value) {
+        return cast<MemRefType>(value.getType()).getElementType();
+      };
+      Type in = elementOf(op.getDpsInputs()[0]);
+      Type out = elementOf(op.getDpsInits()[0]);
+      if (elementOf(op.getDpsInputs()[1]) != in)
+        continue; // the loops stay
       std::string name;
-      if (element.isF32())
+      if (in.isF32() && out.isF32())
         name = "gacc_cpu_matmul_f32";
-      else if (element.isF64())
+      else if (in.isF64() && out.isF64())
         name = "gacc_cpu_matmul_f64";
+      else if (in.isF16() && out.isF32())
+        name = "gacc_cpu_matmul_f16_f32";
+      else if (in.isBF16() && out.isF32())
+        name = "gacc_cpu_matmul_bf16_f32";
       else
         continue; // the loops stay
-      auto unranked = UnrankedMemRefType::get(element, 0);
+      auto unrankedIn = UnrankedMemRefType::get(in, 0);
+      auto unrankedOut = UnrankedMemRefType::get(out, 0);
       auto callee = module.lookupSymbol<func::FuncOp>(name);
       if (!callee) {
         b.setInsertionPointToStart(module.getBody());
         callee = func::FuncOp::create(
             b, module.getLoc(), name,
-            b.getFunctionType({unranked, unranked, unranked, b.getI32Type(),
-                               b.getI32Type()},
+            b.getFunctionType({unrankedIn, unrankedIn, unrankedOut,
+                               b.getI32Type(), b.getI32Type()},
                               {}));
         callee.setPrivate();
       }
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
       SmallVector<Value> args;
-      for (Value operand : {op.getDpsInputs()[0], op.getDpsInputs()[1],
-                            op.getDpsInits()[0]})
-        args.push_back(memref::CastOp::create(b, loc, unranked, operand));
+      for (Value operand : {op.getDpsInputs()[0], op.getDpsInputs()[1]})
+        args.push_back(memref::CastOp::create(b, loc, unrankedIn, operand));
+      args.push_back(
+          memref::CastOp::create(b, loc, unrankedOut, op.getDpsInits()[0]));
       for (bool transposed : {shape.transposeLhs, shape.transposeRhs})
         args.push_back(
             arith::ConstantIntOp::create(b, loc, b.getI32Type(), transposed));

@@ -23,7 +23,9 @@ struct MatmulShape {
 /// Recognizes the contraction convert-gacc-to-linalg emits for gacc.matmul
 /// (on tensors or buffers): loops (batch..., m, n, k) with k the only
 /// reduction, C[batch..., m, n] += A[batch..., m|k, k|m] * B[batch..., k|n,
-/// n|k], batch dimensions looped or broadcast. Returns the transposes.
+/// n|k], batch dimensions looped or broadcast; A and B may be narrower than C
+/// and widened in the body (f16/bf16 operands, f32 accumulation). Returns
+/// the transposes.
 std::optional<MatmulShape> matchMatmul(linalg::GenericOp op);
 
 } // namespace mlir::gacc

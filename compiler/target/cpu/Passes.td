@@ -8,14 +8,17 @@ include "mlir/Pass/PassBase.td"
 def MatmulToCall : Pass<"gacc-cpu-matmul-to-call", "ModuleOp"> {
   let summary = "Run bufferized matmuls through the runtime's BLAS kernel";
   let description = [{
-    Replaces each bufferized matmul contraction of f32 or f64 (the
-    `linalg.generic` that `convert-gacc-to-linalg` emits for `gacc.matmul`:
-    loops `(batch..., m, n, k)`, `C[batch, m, n] += A[batch, m|k, k|m] *
-    B[batch, k|n, n|k]`, batch dimensions looped or broadcast) by a call to the runtime's `gacc_cpu_matmul_<type>(A, B, C, transpose_a,
-    transpose_b)`, which accumulates `op(A)·op(B)` into `C` over broadcast
-    batch dimensions with OpenBLAS. Measured against the generated loops on
-    this machine it is 10-50x faster (bench/RESULTS.md). Other element types
-    keep the loops.
+    Replaces each bufferized matmul contraction (the `linalg.generic` that
+    `convert-gacc-to-linalg` emits for `gacc.matmul`: loops
+    `(batch..., m, n, k)`, `C[batch, m, n] += A[batch, m|k, k|m] *
+    B[batch, k|n, n|k]`, batch dimensions looped or broadcast) of f32 or f64,
+    or of f16 or bf16 operands accumulating into f32, by a call to the
+    runtime's `gacc_cpu_matmul_<type>(A, B, C, transpose_a, transpose_b)`
+    (`<type>`: `f32`, `f64`, `f16_f32`, `bf16_f32`), which accumulates
+    `op(A)·op(B)` into `C` over broadcast batch dimensions with OpenBLAS
+    (16-bit operands are widened panel by panel, so no full f32 copy
+    exists). Measured against the generated loops on this machine it is
+    10-50x faster (bench/RESULTS.md). Other element types keep the loops.
 
     ```mlir
     linalg.generic {indexing_maps = [(m, n, k) -> (m, k), (m, n, k) -> (n, k),

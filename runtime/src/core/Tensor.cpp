@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 #include <limits>
 
 namespace gacc::rt {
@@ -93,7 +94,7 @@ uint16_t toF16(float value) {
     ++half; // may carry into the exponent, which is still correct
   return static_cast<uint16_t>(half);
 }
-float fromF16(uint16_t half) {
+float halfToFloat(uint16_t half) {
   uint32_t sign = static_cast<uint32_t>(half & 0x8000) << 16;
   uint32_t exponent = (half >> 10) & 0x1f, mantissa = half & 0x3ff;
   if (exponent == 0) {
@@ -114,13 +115,27 @@ template <typename T> void write(std::byte *data, int64_t index, T value) {
 }
 } // namespace
 
+float fromF16(uint16_t bits) {
+  // Every f16 value, widened once.
+  static const std::vector<float> table = [] {
+    std::vector<float> values(1 << 16);
+    for (uint32_t bits = 0; bits < values.size(); ++bits)
+      values[bits] = halfToFloat(static_cast<uint16_t>(bits));
+    return values;
+  }();
+  return table[bits];
+}
+
+float fromBF16(uint16_t bits) {
+  return bitsFloat(static_cast<uint32_t>(bits) << 16);
+}
+
 double loadElement(DType dtype, const std::byte *data, int64_t index) {
   switch (dtype) {
   case DType::F64: return read<double>(data, index);
   case DType::F32: return read<float>(data, index);
   case DType::F16: return fromF16(read<uint16_t>(data, index));
-  case DType::BF16:
-    return bitsFloat(static_cast<uint32_t>(read<uint16_t>(data, index)) << 16);
+  case DType::BF16: return fromBF16(read<uint16_t>(data, index));
   case DType::I64: return static_cast<double>(read<int64_t>(data, index));
   case DType::I32: return read<int32_t>(data, index);
   case DType::I8: return read<int8_t>(data, index);

@@ -6,10 +6,16 @@
 // with unit inner stride go to OpenBLAS (threaded); anything else takes a
 // plain loop, so every layout is correct.
 //
+// f16 and bf16 operands accumulate into f32 C: BLAS gets them widened one
+// panel of k at a time.
+//
 //===----------------------------------------------------------------------===//
+
+#include "gacc/runtime/Tensor.h"
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -91,7 +97,86 @@ void matmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
       return;
   }
 }
+/// 16-bit float storage types, widened to f32.
+struct Half {
+  uint16_t bits;
+  float widen() const { return gacc::rt::fromF16(bits); }
+};
+struct BFloat16 {
+  uint16_t bits;
+  float widen() const { return gacc::rt::fromBF16(bits); }
+};
+
+/// C (f32) += op(A) · op(B) for 16-bit A and B: each panel of at most
+/// `panel` columns of op(A) and rows of op(B) is widened into row-major f32
+/// buffers and multiplied by BLAS, so the f32 copies stay small.
+template <typename T>
+void widenedMatmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
+                   int64_t rankC, void *descC, int32_t ta, int32_t tb) {
+  View<T> a(rankA, descA), b(rankB, descB);
+  View<float> c(rankC, descC);
+  int64_t m = c.size(2), n = c.size(1), k = ta ? a.size(2) : a.size(1);
+  // About 4 MiB of f32 panels.
+  int64_t panel = std::clamp<int64_t>((1 << 20) / std::max<int64_t>(m + n, 1),
+                                      1, std::max<int64_t>(k, 1));
+  std::vector<float> pa(static_cast<size_t>(m * panel)),
+      pb(static_cast<size_t>(panel * n));
+  std::vector<int64_t> index(rankC - 2, 0);
+  while (true) {
+    const T *ba = a.data + a.batchOffset(index);
+    const T *bb = b.data + b.batchOffset(index);
+    float *bc = c.data + c.batchOffset(index);
+    for (int64_t p0 = 0; p0 < k; p0 += panel) {
+      int64_t kp = std::min(panel, k - p0);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t p = 0; p < kp; ++p)
+          pa[i * kp + p] = ba[ta ? (p0 + p) * a.stride(2) + i * a.stride(1)
+                                 : i * a.stride(2) + (p0 + p) * a.stride(1)]
+                               .widen();
+      for (int64_t p = 0; p < kp; ++p)
+        for (int64_t j = 0; j < n; ++j)
+          pb[p * n + j] = bb[tb ? j * b.stride(2) + (p0 + p) * b.stride(1)
+                                : (p0 + p) * b.stride(2) + j * b.stride(1)]
+                              .widen();
+      if (c.stride(1) == 1) {
+        gemm(pa.data(), pb.data(), bc, false, false, m, n, kp, kp, n,
+             c.stride(2));
+      } else {
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            float sum = 0;
+            for (int64_t p = 0; p < kp; ++p)
+              sum += pa[i * kp + p] * pb[p * n + j];
+            bc[i * c.stride(2) + j * c.stride(1)] += sum;
+          }
+      }
+    }
+    int64_t d = static_cast<int64_t>(index.size()) - 1;
+    for (; d >= 0; --d) {
+      if (++index[d] < c.sizes[d])
+        break;
+      index[d] = 0;
+    }
+    if (d < 0)
+      return;
+  }
+}
 } // namespace
+
+extern "C" void gacc_cpu_matmul_f16_f32(int64_t rankA, void *a, int64_t rankB,
+                                        void *b, int64_t rankC, void *c,
+                                        int32_t transposeA,
+                                        int32_t transposeB) {
+  widenedMatmul<Half>(rankA, a, rankB, b, rankC, c, transposeA, transposeB);
+}
+
+extern "C" void gacc_cpu_matmul_bf16_f32(int64_t rankA, void *a,
+                                         int64_t rankB, void *b, int64_t rankC,
+                                         void *c, int32_t transposeA,
+                                         int32_t transposeB) {
+  widenedMatmul<BFloat16>(rankA, a, rankB, b, rankC, c, transposeA,
+                          transposeB);
+}
 
 extern "C" void gacc_cpu_matmul_f32(int64_t rankA, void *a, int64_t rankB,
                                     void *b, int64_t rankC, void *c,

@@ -30,6 +30,9 @@ std::optional<int64_t> elementCount(const std::vector<int64_t> &shape);
 /// Element `index` of a buffer of `dtype`, as a double (bool and integers
 /// exactly up to 2^53).
 double loadElement(DType dtype, const std::byte *data, int64_t index);
+/// 16-bit floats (IEEE binary16, bfloat16) from their bits, exactly.
+float fromF16(uint16_t bits);
+float fromBF16(uint16_t bits);
 /// Stores `value` rounded to `dtype` (nearest-even for floats).
 void storeElement(DType dtype, std::byte *data, int64_t index, double value);
 
