@@ -240,8 +240,15 @@ static Value buildUnscale(TensorMath &m, EntryBuilder &entry,
   Value scale = entry.read(entry.state, *entry.layout.state.find(kLossScaleSlot));
   b.setInsertionPointAfterValue(scale);
   Value inverse = m.div(m.c(1.0), scale);
+  Operation *inverseOp = inverse.getDefiningOp();
   for (Value &grad : grads) {
-    b.setInsertionPointAfterValue(grad);
+    Operation *def = grad.getDefiningOp();
+    // After both (a gradient may be the scale itself, or come before it).
+    if (def && def->getBlock() == inverseOp->getBlock() &&
+        inverseOp->isBeforeInBlock(def))
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointAfter(inverseOp);
     grad = m.mul(grad, inverse);
   }
   b.restoreInsertionPoint(end);

@@ -36,13 +36,28 @@ microBatchGradient(TrainStepOp step, OwningOpRef<ModuleOp> &scratch) {
   return buildGradientFunction(model, GradientSeed::One);
 }
 
+/// Bytes of the low-precision copies of parameters that gacc-mixed-precision
+/// placed in `grad` (they live in the workspace during the step).
+static int64_t weightCopyBytes(func::FuncOp grad) {
+  int64_t bytes = 0;
+  grad.walk([&](CastOp cast) {
+    auto load = cast.getInput().getDefiningOp<LoadOp>();
+    if (load && isa_and_nonnull<ParamOp>(SymbolTable::lookupNearestSymbolFrom(
+                    load, load.getNameAttr())))
+      bytes += getStaticByteSize(cast.getType()).value_or(0);
+  });
+  return bytes;
+}
+
 /// What the backward of one micro-batch reads, before and after the step's
-/// rematerialization policy.
-static FailureOr<RematReport> activationReport(TrainStepOp step) {
+/// rematerialization policy; sets `plan.weightCopyBytes`.
+static FailureOr<RematReport> activationReport(TrainStepOp step,
+                                               MemoryPlan &plan) {
   OwningOpRef<ModuleOp> scratch;
   FailureOr<func::FuncOp> grad = microBatchGradient(step, scratch);
   if (failed(grad))
     return failure();
+  plan.weightCopyBytes = weightCopyBytes(*grad);
   return rematerialize(*grad, getRematConfig(step));
 }
 
@@ -58,7 +73,8 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
   plan.stateArenaBytes = layout->state.bytes;
   plan.batchBytes = layout->batch.bytes;
   plan.ioBytes = layout->io.bytes;
-  FailureOr<RematReport> remat = activationReport(step);
+  plan.precision = step.getEffectivePrecision();
+  FailureOr<RematReport> remat = activationReport(step, plan);
   if (failed(remat))
     return failure();
   plan.remat = *remat;
@@ -291,6 +307,11 @@ void mlir::gacc::printMemoryPlan(raw_ostream &os, TrainStepOp step,
       "temporaries, placed with reuse by the static plan");
   row("  activations", plan.activationBytes,
       "of it: forward values the backward reads, per micro-batch");
+  if (plan.weightCopyBytes)
+    row("  weight copies", plan.weightCopyBytes,
+        ("of it: " + stringifyPrecision(plan.precision) +
+         " copies of the f32 master weights (mixed precision)")
+            .str());
   if (plan.rematPolicy != RematPolicy::none) {
     std::string note;
     llvm::raw_string_ostream(note)
@@ -334,7 +355,9 @@ void mlir::gacc::printMemoryPlanJson(raw_ostream &os, TrainStepOp step,
       {"state_arena", plan.stateArenaBytes},
       {"batch", plan.batchBytes},
       {"io", plan.ioBytes},
+      {"precision", stringifyPrecision(plan.precision)},
       {"activations", plan.activationBytes},
+      {"weight_copies", plan.weightCopyBytes},
       {"remat", stringifyRematPolicy(plan.rematPolicy)},
       {"activations_without_remat", plan.remat.activationBytes},
       {"recomputed_ops", plan.remat.recomputedOps},

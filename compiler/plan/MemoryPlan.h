@@ -24,6 +24,10 @@ struct MemoryPlan {
   /// Forward values of one micro-batch that its backward reads (what
   /// rematerialization trades for recompute). They live in the workspace.
   int64_t activationBytes = 0;
+  /// Mixed precision: the compute type, and the bytes of the low-precision
+  /// copies of the f32 master weights the step makes (in the workspace).
+  Precision precision = Precision::f32;
+  int64_t weightCopyBytes = 0;
   /// The rematerialization policy and what it did to one micro-batch.
   RematPolicy rematPolicy = RematPolicy::none;
   RematReport remat;

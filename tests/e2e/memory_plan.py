@@ -7,8 +7,11 @@ runs it once and reports the predicted and the measured peak. Checks that
 they agree within 5%, that the plan placed every temporary (no heap), and
 that the activations the backward reads fall as 1/K with K accumulation
 steps. Then --memory-budget on GPT-mini: the plan it picks fits, and one
-accumulation step fewer would not. Prints one row per configuration, then
-PLAN OK.
+accumulation step fewer would not. Then mixed precision, both sides of the
+seed notes' point, predicted as measured: GPT-mini at batch 64 needs less
+memory in bf16 and f16 (2-byte activations), a wide MLP at batch 8 needs
+more (a 16-bit copy of every f32 master weight, 2 bytes per parameter).
+Prints one row per configuration, then PLAN OK.
 
 usage: memory_plan.py GACC EXAMPLES_DIR WORK_DIR
 """
@@ -56,6 +59,50 @@ def check_budgets(gacc, model):
     return failures
 
 
+def check_mixed_precision(gacc, examples, work):
+    wide = os.path.join(work, "wide_mlp.mlir")
+    with open(wide, "w") as f:
+        subprocess.run([sys.executable, os.path.join(examples, "make_mlp.py"),
+                        "--layers=4", "--width=2048", "--batch=8"],
+                       stdout=f, check=True)
+    gpt = os.path.join(work, "gpt_b64.mlir")
+    gpt_with_batch(examples, 64, gpt)
+    failures = 0
+    plans = {}
+    for name, model, flags in (("gpt b64", gpt, []),
+                               ("gpt b64 m16", gpt, ["--micro-batch=16"]),
+                               ("wide b8", wide, [])):
+        for precision in ("f32", "bf16", "f16"):
+            p = plan(gacc, model, "--measure", f"--precision={precision}",
+                     *flags)
+            plans[name, precision] = p
+            error = (p["measured_peak"] - p["peak"]) / p["measured_peak"]
+            print(f"{name:11} {precision:4} activations {p['activations']:10d} "
+                  f"weight copies {p['weight_copies']:10d} peak {p['peak']:10d} "
+                  f"measured {p['measured_peak']:10d} {error:+7.2%}")
+            if abs(error) > 0.05 or p["heap"] or p["measured_heap"]:
+                print(f"MISMATCH {name} {precision}: plan off the measurement")
+                failures += 1
+    for precision in ("bf16", "f16"):
+        small, base = plans["gpt b64", precision], plans["gpt b64", "f32"]
+        if not (small["peak"] < 0.8 * base["peak"] and
+                small["activations"] < 0.75 * base["activations"]):
+            print(f"MISMATCH gpt b64 {precision}: no saving in 16 bits")
+            failures += 1
+        large, base = plans["wide b8", precision], plans["wide b8", "f32"]
+        copies = 2 * large["parameter_elements"]
+        if large["weight_copies"] != copies or \
+                large["peak"] - base["peak"] < copies // 2:
+            print(f"MISMATCH wide b8 {precision}: the 16-bit weight copies "
+                  f"({copies} bytes) do not show")
+            failures += 1
+    print(f"mixed precision: GPT-mini b64 peak x"
+          f"{plans['gpt b64', 'bf16']['peak'] / plans['gpt b64', 'f32']['peak']:.2f}"
+          f" in bf16, wide MLP b8 x"
+          f"{plans['wide b8', 'bf16']['peak'] / plans['wide b8', 'f32']['peak']:.2f}")
+    return failures
+
+
 def main():
     gacc, examples, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
@@ -91,6 +138,7 @@ def main():
                 print(f"MISMATCH {name} B={batch} m={micro}: {problem}")
                 failures += 1
     failures += check_budgets(gacc, os.path.join(examples, "gpt_mini.mlir"))
+    failures += check_mixed_precision(gacc, examples, work)
     if failures:
         sys.exit(1)
     print("PLAN OK")

@@ -52,10 +52,11 @@ gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> precision
 // CHECK-LABEL: func.func @gacc_step
 // CHECK: %[[SCALE_VIEW:.*]] = memref.view %arg0[%c128{{.*}}][] : memref<?xi8> to memref<f32>
 // CHECK: %[[SCALE:.*]] = bufferization.to_tensor %[[SCALE_VIEW]]
+// Unscaling multiplies each gradient where it is computed.
+// CHECK: %[[INV:.*]] = gacc.div %{{.*}}, %[[SCALE]]
 // CHECK: %[[SEED:.*]] = gacc.reshape %[[SCALE]] : tensor<f32> -> tensor<1xf32>
 // CHECK: %[[SCALED:.*]] = gacc.broadcast %[[SEED]] : tensor<1xf32> -> tensor<3xf32>
-// CHECK: %[[INV:.*]] = gacc.div %{{.*}}, %[[SCALE]]
-// CHECK: %[[GRAD:.*]] = gacc.mul %[[SCALED]], %[[INV]]
+// CHECK-NEXT: %[[GRAD:.*]] = gacc.mul %[[SCALED]], %[[INV]]
 // CHECK: %[[PROBE:.*]] = gacc.mul %[[GRAD]], %{{.*}}
 // CHECK: %[[SUM:.*]] = gacc.reduce_sum %[[PROBE]]
 // CHECK: %[[FINITE:.*]] = gacc.compare eq %{{.*}}, %{{.*}}
