@@ -9,6 +9,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -53,8 +54,18 @@ mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
   registerBuiltinDialectTranslation(*module.getContext());
   registerLLVMDialectTranslation(*module.getContext());
 
+  // Optimize for this CPU (its vector width and instructions, such as
+  // F16C and AVX512-BF16 conversions), as the JIT's code generator does.
+  auto hostBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!hostBuilder)
+    return module.emitError("JIT compilation failed: ")
+           << llvm::toString(hostBuilder.takeError());
+  auto host = hostBuilder->createTargetMachine();
+  if (!host)
+    return module.emitError("JIT compilation failed: ")
+           << llvm::toString(host.takeError());
   auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
-                                            /*targetMachine=*/nullptr);
+                                            host->get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimize;
   auto engine = ExecutionEngine::create(module, engineOptions);

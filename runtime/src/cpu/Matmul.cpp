@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -100,11 +101,24 @@ void matmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
 /// 16-bit float storage types, widened to f32.
 struct Half {
   uint16_t bits;
-  float widen() const { return gacc::rt::fromF16(bits); }
+  float widen() const {
+    static const std::vector<float> table = [] {
+      std::vector<float> values(1 << 16);
+      for (uint32_t i = 0; i < values.size(); ++i)
+        values[i] = gacc::rt::fromF16(static_cast<uint16_t>(i));
+      return values;
+    }();
+    return table[bits];
+  }
 };
 struct BFloat16 {
   uint16_t bits;
-  float widen() const { return gacc::rt::fromBF16(bits); }
+  float widen() const {
+    uint32_t wide = static_cast<uint32_t>(bits) << 16;
+    float value;
+    std::memcpy(&value, &wide, sizeof(value));
+    return value;
+  }
 };
 
 /// C (f32) += op(A) · op(B) for 16-bit A and B: each panel of at most

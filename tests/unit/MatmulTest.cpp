@@ -1,0 +1,111 @@
+//===- MatmulTest.cpp - the matmul kernels compiled CPU code calls ----------===//
+//
+// gacc_cpu_matmul_{f16,bf16}_f32 against a double-precision reference over
+// the widened operands: transposes, broadcast batch dimensions, several
+// panels of k, and strided (non-BLAS) layouts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gacc/runtime/Tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+extern "C" void gacc_cpu_matmul_f16_f32(int64_t, void *, int64_t, void *,
+                                        int64_t, void *, int32_t, int32_t);
+extern "C" void gacc_cpu_matmul_bf16_f32(int64_t, void *, int64_t, void *,
+                                         int64_t, void *, int32_t, int32_t);
+
+using namespace gacc::rt;
+
+namespace {
+/// A memref descriptor (allocated, aligned, offset, sizes, strides) over
+/// `data`, row-major with the innermost stride `inner`.
+template <typename T> struct Memref {
+  std::vector<int64_t> fields;
+  Memref(T *data, std::vector<int64_t> sizes, int64_t inner = 1) {
+    int64_t rank = static_cast<int64_t>(sizes.size());
+    std::vector<int64_t> strides(rank);
+    int64_t stride = inner;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      strides[d] = stride;
+      stride *= sizes[d];
+    }
+    fields = {reinterpret_cast<int64_t>(data), reinterpret_cast<int64_t>(data),
+              0};
+    fields.insert(fields.end(), sizes.begin(), sizes.end());
+    fields.insert(fields.end(), strides.begin(), strides.end());
+  }
+  int64_t rank() const { return (static_cast<int64_t>(fields.size()) - 3) / 2; }
+  void *descriptor() { return fields.data(); }
+};
+
+/// 16-bit values (bits) of random floats rounded to `dtype`, `inner` apart.
+std::vector<uint16_t> random16(DType dtype, int64_t count, int64_t inner,
+                               std::mt19937 &rng) {
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<uint16_t> bits(static_cast<size_t>(count * inner));
+  for (int64_t i = 0; i < count; ++i)
+    storeElement(dtype, reinterpret_cast<std::byte *>(bits.data()), i * inner,
+                 uniform(rng));
+  return bits;
+}
+
+float widen(DType dtype, uint16_t bits) {
+  return dtype == DType::F16 ? fromF16(bits) : fromBF16(bits);
+}
+
+/// C[batch][m][n] (+= existing) for A [batchA..., m|k, k|m] and B [k|n, n|k].
+void check(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
+           bool ta, bool tb, int64_t inner) {
+  std::mt19937 rng(static_cast<unsigned>(m * 7 + n * 5 + k * 3 + ta + 2 * tb));
+  std::vector<uint16_t> a = random16(dtype, batch * m * k, inner, rng);
+  std::vector<uint16_t> b = random16(dtype, k * n, inner, rng);
+  std::vector<float> c(static_cast<size_t>(batch * m * n * inner), 0.5f);
+  Memref<uint16_t> ma(a.data(), {batch, ta ? k : m, ta ? m : k}, inner);
+  Memref<uint16_t> mb(b.data(), {tb ? n : k, tb ? k : n}, inner);
+  Memref<float> mc(c.data(), {batch, m, n}, inner);
+  auto kernel = dtype == DType::F16 ? gacc_cpu_matmul_f16_f32
+                                    : gacc_cpu_matmul_bf16_f32;
+  kernel(ma.rank(), ma.descriptor(), mb.rank(), mb.descriptor(), mc.rank(),
+         mc.descriptor(), ta, tb);
+  for (int64_t s = 0; s < batch; ++s)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double expected = 0.5;
+        for (int64_t p = 0; p < k; ++p) {
+          int64_t ai = s * m * k + (ta ? p * m + i : i * k + p);
+          int64_t bi = tb ? j * k + p : p * n + j;
+          expected += static_cast<double>(widen(dtype, a[ai * inner])) *
+                      widen(dtype, b[bi * inner]);
+        }
+        float got = c[((s * m + i) * n + j) * inner];
+        ASSERT_NEAR(got, expected, 1e-5 * std::sqrt(static_cast<double>(k)))
+            << "batch " << s << " (" << i << ", " << j << ") m=" << m
+            << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb
+            << " inner=" << inner;
+      }
+}
+} // namespace
+
+TEST(Matmul16, HalfAndBFloatAccumulateInF32) {
+  for (DType dtype : {DType::F16, DType::BF16})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        check(dtype, 1, 5, 7, 3, ta, tb, 1);
+        check(dtype, 3, 4, 6, 9, ta, tb, 1); // B broadcast over A's batch
+      }
+}
+
+TEST(Matmul16, ManyPanelsOfK) {
+  // m + n = 2048 gives panels of 512: k = 1500 takes three.
+  check(DType::BF16, 1, 64, 1984, 1500, false, true, 1);
+}
+
+TEST(Matmul16, StridedLayoutsTakeTheLoop) {
+  check(DType::F16, 2, 3, 5, 4, true, false, 2);
+}
