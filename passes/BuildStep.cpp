@@ -302,6 +302,16 @@ void BuildStepPass::runOnOperation() {
     step.emitOpError("has no gradient function: run gacc-autodiff first");
     return signalPassFailure();
   }
+  if (!step.getEffectiveLossScale()) {
+    WalkResult scaled = grad.walk([&](LossScaleOp op) {
+      op.emitOpError("reads the loss scale, but step '")
+          << step.getSymName()
+          << "' has no loss scaling (precision f16 or a loss_scale attribute)";
+      return WalkResult::interrupt();
+    });
+    if (scaled.wasInterrupted())
+      return signalPassFailure();
+  }
   SmallVector<ParamOp> params(module.getOps<ParamOp>());
   Location loc = step.getLoc();
   OpBuilder b(module.getContext());

@@ -8,7 +8,8 @@
    the full batch (f16 rounds each micro-batch's products, so they differ by
    about one f16 ulp, ~1e-3) and the same loss-scale decisions; remat is
    bitwise equal to no remat, with and without accumulation.
-3. Overflow injection, on the MLP in f16 with growth_interval 4: a
+3. Overflow injection, on the MLP in f16 with growth_interval 4 (resuming
+   a checkpoint continues bitwise, scale and count included): a
    checkpoint's loss scale is set to 2^40, so the scaled gradients overflow
    f16. The resumed step is skipped: parameters and optimizer state are
    bitwise unchanged, the scale halves, Adam's step count stays. Over the
@@ -163,6 +164,16 @@ def overflow(gacc, examples, parity, work):
     check(int(before["optimizer_step"]) == 4 and
           float(before["loss_scale"]) == 2.0 ** 17,
           "4 good steps: scale grew once to 2^17, 4 optimizer steps")
+    # The scale and its count of good steps are state: resuming continues
+    # exactly (the scale grows again at step 8).
+    _, _, resumed = run(gacc, model, work, "ovf-4+4", data + [
+        f"--resume={os.path.join(work, 'ovf-4.ckpt')}", "--steps=4"])
+    _, _, straight = run(gacc, model, work, "ovf-8", data + [
+        f"--init={parity}/mlp_init.safetensors", "--steps=8"])
+    check(same(resumed, straight, straight) and
+          float(straight["loss_scale"]) == 2.0 ** 18,
+          "4 steps, save, resume 4 steps: checkpoint bitwise equal to 8 "
+          "steps (scale 2^18)")
     injected = dict(before)
     injected["loss_scale"] = np.array(2.0 ** 40, dtype=np.float32)
     injected_path = os.path.join(work, "injected.ckpt")

@@ -99,3 +99,4 @@ gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1>
 // CHECK-LABEL: func.func @gacc_eval
 // CHECK-NOT: gacc.dropout
 // CHECK: return
+
