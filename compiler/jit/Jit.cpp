@@ -5,12 +5,12 @@
 #include "compiler/Pipelines.h"
 #include "gacc/runtime/CpuMemory.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 
 // Runtime functions compiled code calls (runtime/src/cpu).
@@ -26,6 +26,29 @@ extern "C" void gacc_cpu_matmul_bf16_f32(int64_t, void *, int64_t, void *,
 
 using namespace mlir;
 using namespace mlir::gacc;
+
+/// LLVM's -O2 pipeline for `tm`, without loop unrolling: unrolling the many
+/// loops of a step (an accumulation loop holds a whole micro-batch) made
+/// ScalarEvolution quadratic, 40-60 s to compile GPT-mini with accumulation
+/// instead of 4, and the loops run no faster unrolled.
+static llvm::Error optimizeForHost(llvm::Module &module,
+                                   llvm::TargetMachine *tm) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = false;
+  llvm::PassBuilder builder(tm, tuning);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2)
+      .run(module, modules);
+  return llvm::Error::success();
+}
 
 FailureOr<JitStep>
 mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
@@ -56,8 +79,6 @@ mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
 
   // Optimize for this CPU (its vector width and instructions, such as
   // F16C and AVX512-BF16 conversions), as the JIT's code generator does.
-  // -O2: with the host's vector units, -O3 took 5x the compile time on
-  // GPT-mini's large fused loops (20 s against 4) for no faster step.
   auto hostBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!hostBuilder)
     return module.emitError("JIT compilation failed: ")
@@ -66,8 +87,9 @@ mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
   if (!host)
     return module.emitError("JIT compilation failed: ")
            << llvm::toString(host.takeError());
-  auto optimize = makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0,
-                                            host->get());
+  auto optimize = [tm = host->get()](llvm::Module *llvmModule) {
+    return optimizeForHost(*llvmModule, tm);
+  };
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimize;
   auto engine = ExecutionEngine::create(module, engineOptions);
