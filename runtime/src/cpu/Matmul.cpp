@@ -66,34 +66,37 @@ void gemm(const double *a, const double *b, double *c, bool ta, bool tb,
               1.0, c, ldc);
 }
 
+/// A row-major matrix with element strides: `row` between rows, `col`
+/// between columns.
+template <typename T> struct Strided {
+  T *data;
+  int64_t row, col;
+  T &at(int64_t i, int64_t j) const { return data[i * row + j * col]; }
+};
+
+/// C += op(A) · op(B) by loops, for the layouts BLAS does not take.
 template <typename T>
-void matmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
-            int64_t rankC, void *descC, int32_t ta, int32_t tb) {
-  View<T> a(rankA, descA), b(rankB, descB), c(rankC, descC);
-  int64_t m = c.size(2), n = c.size(1), k = ta ? a.size(2) : a.size(1);
-  bool blas = a.stride(1) == 1 && b.stride(1) == 1 && c.stride(1) == 1;
-  std::vector<int64_t> index(rankC - 2, 0);
-  while (true) {
-    const T *pa = a.data + a.batchOffset(index);
-    const T *pb = b.data + b.batchOffset(index);
-    T *pc = c.data + c.batchOffset(index);
-    if (blas) {
-      gemm(pa, pb, pc, ta, tb, m, n, k, a.stride(2), b.stride(2), c.stride(2));
-    } else {
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-          T sum = 0;
-          for (int64_t p = 0; p < k; ++p)
-            sum += pa[ta ? p * a.stride(2) + i * a.stride(1)
-                         : i * a.stride(2) + p * a.stride(1)] *
-                   pb[tb ? j * b.stride(2) + p * b.stride(1)
-                         : p * b.stride(2) + j * b.stride(1)];
-          pc[i * c.stride(2) + j * c.stride(1)] += sum;
-        }
+void loopGemm(Strided<const T> a, Strided<const T> b, Strided<T> c, bool ta,
+              bool tb, int64_t m, int64_t n, int64_t k) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      T sum = 0;
+      for (int64_t p = 0; p < k; ++p)
+        sum += (ta ? a.at(p, i) : a.at(i, p)) * (tb ? b.at(j, p) : b.at(p, j));
+      c.at(i, j) += sum;
     }
+}
+
+/// Calls `body(index)` for every index of C's batch dimensions (`rank` - 2
+/// of `sizes`), in order; once when there are none.
+template <typename F>
+void forEachBatch(int64_t rank, const int64_t *sizes, F body) {
+  std::vector<int64_t> index(rank - 2, 0);
+  while (true) {
+    body(index);
     int64_t d = static_cast<int64_t>(index.size()) - 1;
     for (; d >= 0; --d) {
-      if (++index[d] < c.sizes[d])
+      if (++index[d] < sizes[d])
         break;
       index[d] = 0;
     }
@@ -101,6 +104,25 @@ void matmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
       return;
   }
 }
+
+template <typename T>
+void matmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
+            int64_t rankC, void *descC, int32_t ta, int32_t tb) {
+  View<T> a(rankA, descA), b(rankB, descB), c(rankC, descC);
+  int64_t m = c.size(2), n = c.size(1), k = ta ? a.size(2) : a.size(1);
+  bool blas = a.stride(1) == 1 && b.stride(1) == 1 && c.stride(1) == 1;
+  forEachBatch(rankC, c.sizes, [&](const std::vector<int64_t> &index) {
+    const T *pa = a.data + a.batchOffset(index);
+    const T *pb = b.data + b.batchOffset(index);
+    T *pc = c.data + c.batchOffset(index);
+    if (blas)
+      gemm(pa, pb, pc, ta, tb, m, n, k, a.stride(2), b.stride(2), c.stride(2));
+    else
+      loopGemm<T>({pa, a.stride(2), a.stride(1)}, {pb, b.stride(2), b.stride(1)},
+                  {pc, c.stride(2), c.stride(1)}, ta, tb, m, n, k);
+  });
+}
+
 /// 16-bit float storage types, widened to f32 a run at a time.
 struct Half {
   uint16_t bits;
@@ -155,8 +177,7 @@ void widenedMatmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
                                       1, std::max<int64_t>(k, 1));
   std::vector<float> pa(static_cast<size_t>(m * panel)),
       pb(static_cast<size_t>(panel * n));
-  std::vector<int64_t> index(rankC - 2, 0);
-  while (true) {
+  forEachBatch(rankC, c.sizes, [&](const std::vector<int64_t> &index) {
     const T *ba = a.data + a.batchOffset(index);
     const T *bb = b.data + b.batchOffset(index);
     float *bc = c.data + c.batchOffset(index);
@@ -179,29 +200,14 @@ void widenedMatmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
         for (int64_t p = 0; p < kp; ++p)
           widen(bb + (p0 + p) * b.stride(2), b.stride(1), &pb[p * n], n);
       int64_t lda = ta ? m : kp, ldb = tb ? kp : n;
-      if (c.stride(1) == 1) {
+      if (c.stride(1) == 1)
         gemm(pa.data(), pb.data(), bc, ta, tb, m, n, kp, lda, ldb,
              c.stride(2));
-      } else {
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            float sum = 0;
-            for (int64_t p = 0; p < kp; ++p)
-              sum += pa[ta ? p * lda + i : i * lda + p] *
-                     pb[tb ? j * ldb + p : p * ldb + j];
-            bc[i * c.stride(2) + j * c.stride(1)] += sum;
-          }
-      }
+      else
+        loopGemm<float>({pa.data(), lda, 1}, {pb.data(), ldb, 1},
+                        {bc, c.stride(2), c.stride(1)}, ta, tb, m, n, kp);
     }
-    int64_t d = static_cast<int64_t>(index.size()) - 1;
-    for (; d >= 0; --d) {
-      if (++index[d] < c.sizes[d])
-        break;
-      index[d] = 0;
-    }
-    if (d < 0)
-      return;
-  }
+  });
 }
 } // namespace
 
