@@ -58,11 +58,18 @@ void Trainer::initialize(uint64_t seed) {
   std::memset(state_->data, 0, model_.stateBytes);
   for (const Parameter &param : model_.params)
     initializeParameter(param, seed, state_->data + param.slot.offset);
-  if (model_.lossScaling)
-    storeElement(model_.lossScaling->scale.dtype,
-                 state_->data + model_.lossScaling->scale.offset, 0,
-                 model_.lossScaling->initScale);
+  resetLossScale();
   step_ = optimizerStep_ = 0;
+}
+
+void Trainer::resetLossScale() {
+  if (!model_.lossScaling)
+    return;
+  const LossScaling &scaling = *model_.lossScaling;
+  storeElement(scaling.scale.dtype, state_->data + scaling.scale.offset, 0,
+               scaling.initScale);
+  storeElement(scaling.growthTracker.dtype,
+               state_->data + scaling.growthTracker.offset, 0, 0.0);
 }
 
 /// The state a checkpoint keeps besides the parameters.
@@ -174,7 +181,17 @@ Status Trainer::restore(const TensorFile &file, const std::string &origin) {
       file.tensors.count("optimizer_step") ? counter("optimizer_step") : step;
   if (!optimizerStep)
     return Status::error(origin + ": malformed 'optimizer_step'");
-  for (const TensorSlot *slot : checkpointedState(model_)) {
+  // A checkpoint of a run without loss scaling (f32, bf16) resumes in f16
+  // with a fresh scale, as a GradScaler whose state was not loaded.
+  const std::optional<LossScaling> &scaling = model_.lossScaling;
+  bool freshScale = scaling && !file.tensors.count(scaling->scale.name) &&
+                    !file.tensors.count(scaling->growthTracker.name);
+  std::vector<const TensorSlot *> restored;
+  for (const TensorSlot *slot : checkpointedState(model_))
+    if (!freshScale || (slot != &scaling->scale &&
+                        slot != &scaling->growthTracker))
+      restored.push_back(slot);
+  for (const TensorSlot *slot : restored) {
     auto it = file.tensors.find(slot->name);
     if (it == file.tensors.end())
       return Status::error(origin + ": missing optimizer state '" +
@@ -184,8 +201,10 @@ Status Trainer::restore(const TensorFile &file, const std::string &origin) {
   }
   if (Status status = loadParameters(file, origin); !status)
     return status;
-  for (const TensorSlot *slot : checkpointedState(model_))
+  for (const TensorSlot *slot : restored)
     write(*state_, *slot, file.tensors.at(slot->name));
+  if (freshScale)
+    resetLossScale();
   step_ = static_cast<uint64_t>(*step->dataAs<int64_t>());
   optimizerStep_ = static_cast<uint64_t>(*optimizerStep->dataAs<int64_t>());
   return Status();

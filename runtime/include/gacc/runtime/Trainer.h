@@ -73,7 +73,8 @@ public:
   /// dtype and shape); other tensors in the file are ignored.
   Status loadParameters(const TensorFile &file, const std::string &origin);
   /// Parameters, optimizer state (with the loss scale) and the step
-  /// counters, for --save/--resume.
+  /// counters, for --save/--resume. A checkpoint without a loss scale (from
+  /// an f32 or bf16 run) restores with the initial scale.
   TensorFile checkpoint() const;
   Status restore(const TensorFile &file, const std::string &origin);
   TensorFile parameters() const;
@@ -95,6 +96,8 @@ private:
   Tensor read(const Arena &arena, const TensorSlot &slot) const;
   void write(Arena &arena, const TensorSlot &slot, const Tensor &tensor);
   void call(PackedEntry entry);
+  /// The loss scale at its initial value, no good steps counted.
+  void resetLossScale();
 
   ModelInfo model_;
   CompiledStep compiled_;
