@@ -1,0 +1,378 @@
+//===- Artifact.cpp - the compiled-model container --------------------------===//
+
+#include "gacc/runtime/Artifact.h"
+#include "gacc/runtime/File.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+namespace gacc::rt {
+namespace {
+using Json = nlohmann::json;
+
+constexpr size_t kPrefixBytes = 16; // magic, version, header size
+constexpr size_t kSectionAlignment = 64;
+
+uint64_t fnv1a64(const char *data, size_t size) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= static_cast<unsigned char>(data[i]);
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+std::string hex(uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx",
+                static_cast<unsigned long long>(value));
+  return text;
+}
+
+void putU32(std::string &out, uint32_t value) {
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+
+uint32_t getU32(const std::string &bytes, size_t offset) {
+  uint32_t value = 0;
+  for (int i = 0; i < 4; ++i)
+    value |= static_cast<uint32_t>(
+                 static_cast<unsigned char>(bytes[offset + i]))
+             << (8 * i);
+  return value;
+}
+
+/// Enumerations by name, so that the format does not depend on their order.
+template <typename E, size_t N>
+using Names = std::array<std::pair<E, const char *>, N>;
+
+constexpr Names<InitKind, 8> kInitKinds = {{
+    {InitKind::Zeros, "zeros"},
+    {InitKind::Ones, "ones"},
+    {InitKind::Normal, "normal"},
+    {InitKind::Uniform, "uniform"},
+    {InitKind::XavierUniform, "xavier_uniform"},
+    {InitKind::XavierNormal, "xavier_normal"},
+    {InitKind::KaimingUniform, "kaiming_uniform"},
+    {InitKind::KaimingNormal, "kaiming_normal"},
+}};
+constexpr Names<InputKind, 4> kInputKinds = {{
+    {InputKind::Features, "features"},
+    {InputKind::Labels, "labels"},
+    {InputKind::Tokens, "tokens"},
+    {InputKind::Mask, "mask"},
+}};
+constexpr Names<OptimizerConfig::Kind, 2> kOptimizers = {{
+    {OptimizerConfig::SGD, "sgd"},
+    {OptimizerConfig::AdamW, "adamw"},
+}};
+constexpr Names<ScheduleConfig::Kind, 2> kSchedules = {{
+    {ScheduleConfig::Constant, "constant"},
+    {ScheduleConfig::WarmupCosine, "warmup_cosine"},
+}};
+
+template <typename E, size_t N> const char *nameOf(const Names<E, N> &names, E value) {
+  for (const auto &[e, name] : names)
+    if (e == value)
+      return name;
+  return "";
+}
+
+/// A malformed header: the first problem, as a message.
+struct Malformed {
+  std::string what;
+};
+
+template <typename E, size_t N>
+E valueOf(const Names<E, N> &names, const Json &json, const char *field) {
+  std::string name = json.at(field).get<std::string>();
+  for (const auto &[e, known] : names)
+    if (name == known)
+      return e;
+  throw Malformed{std::string("unknown ") + field + " '" + name + "'"};
+}
+
+Json slotJson(const TensorSlot &slot) {
+  return {{"name", slot.name},
+          {"dtype", std::string(dtypeName(slot.dtype))},
+          {"shape", slot.shape},
+          {"offset", slot.offset}};
+}
+
+TensorSlot slotFrom(const Json &json) {
+  TensorSlot slot;
+  slot.name = json.at("name").get<std::string>();
+  std::string dtype = json.at("dtype").get<std::string>();
+  std::optional<DType> parsed = parseDType(dtype);
+  if (!parsed)
+    throw Malformed{"unknown dtype '" + dtype + "' of '" + slot.name + "'"};
+  slot.dtype = *parsed;
+  slot.shape = json.at("shape").get<std::vector<int64_t>>();
+  slot.offset = json.at("offset").get<int64_t>();
+  if (slot.offset < 0 || !elementCount(slot.shape))
+    throw Malformed{"bad offset or shape of '" + slot.name + "'"};
+  return slot;
+}
+
+Json slotsJson(const std::vector<TensorSlot> &slots) {
+  Json list = Json::array();
+  for (const TensorSlot &slot : slots)
+    list.push_back(slotJson(slot));
+  return list;
+}
+
+std::vector<TensorSlot> slotsFrom(const Json &json) {
+  std::vector<TensorSlot> slots;
+  for (const Json &slot : json)
+    slots.push_back(slotFrom(slot));
+  return slots;
+}
+
+Json modelJson(const ModelInfo &model) {
+  Json params = Json::array();
+  for (const Parameter &param : model.params)
+    params.push_back({{"slot", slotJson(param.slot)},
+                      {"init", nameOf(kInitKinds, param.init)},
+                      {"scale", param.scale},
+                      {"seed", param.seed}});
+  Json inputs = Json::array();
+  for (const Input &input : model.inputs) {
+    Json entry = {{"slot", slotJson(input.slot)},
+                  {"kind", nameOf(kInputKinds, input.kind)},
+                  {"classes", input.classes}};
+    if (input.ignoreIndex)
+      entry["ignore_index"] = *input.ignoreIndex;
+    inputs.push_back(entry);
+  }
+  const OptimizerConfig &opt = model.optimizer;
+  Json json = {
+      {"params", params},
+      {"grads", slotsJson(model.grads)},
+      {"optimizer_state", slotsJson(model.optimizerState)},
+      {"inputs", inputs},
+      {"hyper", slotJson(model.hyper)},
+      {"loss", slotJson(model.loss)},
+      {"grad_norm", slotJson(model.gradNorm)},
+      {"step", slotJson(model.step)},
+      {"outputs", slotsJson(model.outputs)},
+      {"state_bytes", model.stateBytes},
+      {"batch_bytes", model.batchBytes},
+      {"io_bytes", model.ioBytes},
+      {"workspace_bytes", model.workspaceBytes},
+      {"unplanned_bytes", model.unplannedBytes},
+      {"batch_size", model.batchSize},
+      {"optimizer",
+       {{"kind", nameOf(kOptimizers, opt.kind)},
+        {"lr", opt.lr},
+        {"momentum", opt.momentum},
+        {"dampening", opt.dampening},
+        {"weight_decay", opt.weightDecay},
+        {"nesterov", opt.nesterov},
+        {"beta1", opt.beta1},
+        {"beta2", opt.beta2},
+        {"eps", opt.eps}}},
+      {"schedule",
+       {{"kind", nameOf(kSchedules, model.schedule.kind)},
+        {"warmup_steps", model.schedule.warmupSteps},
+        {"total_steps", model.schedule.totalSteps},
+        {"min_lr", model.schedule.minLr}}}};
+  if (model.gradClipNorm)
+    json["grad_clip_norm"] = *model.gradClipNorm;
+  if (model.lossScaling)
+    json["loss_scaling"] = {
+        {"scale", slotJson(model.lossScaling->scale)},
+        {"growth_tracker", slotJson(model.lossScaling->growthTracker)},
+        {"found_inf", slotJson(model.lossScaling->foundInf)},
+        {"init_scale", model.lossScaling->initScale}};
+  return json;
+}
+
+ModelInfo modelFrom(const Json &json) {
+  ModelInfo model;
+  for (const Json &param : json.at("params"))
+    model.params.push_back({slotFrom(param.at("slot")),
+                            valueOf(kInitKinds, param, "init"),
+                            param.at("scale").get<double>(),
+                            param.at("seed").get<uint64_t>()});
+  model.grads = slotsFrom(json.at("grads"));
+  model.optimizerState = slotsFrom(json.at("optimizer_state"));
+  for (const Json &input : json.at("inputs")) {
+    Input described;
+    described.slot = slotFrom(input.at("slot"));
+    described.kind = valueOf(kInputKinds, input, "kind");
+    described.classes = input.at("classes").get<int64_t>();
+    if (input.contains("ignore_index"))
+      described.ignoreIndex = input.at("ignore_index").get<int64_t>();
+    model.inputs.push_back(described);
+  }
+  model.hyper = slotFrom(json.at("hyper"));
+  model.loss = slotFrom(json.at("loss"));
+  model.gradNorm = slotFrom(json.at("grad_norm"));
+  model.step = slotFrom(json.at("step"));
+  model.outputs = slotsFrom(json.at("outputs"));
+  model.stateBytes = json.at("state_bytes").get<int64_t>();
+  model.batchBytes = json.at("batch_bytes").get<int64_t>();
+  model.ioBytes = json.at("io_bytes").get<int64_t>();
+  model.workspaceBytes = json.at("workspace_bytes").get<int64_t>();
+  model.unplannedBytes = json.at("unplanned_bytes").get<int64_t>();
+  model.batchSize = json.at("batch_size").get<int64_t>();
+  const Json &opt = json.at("optimizer");
+  model.optimizer.kind = valueOf(kOptimizers, opt, "kind");
+  model.optimizer.lr = opt.at("lr").get<double>();
+  model.optimizer.momentum = opt.at("momentum").get<double>();
+  model.optimizer.dampening = opt.at("dampening").get<double>();
+  model.optimizer.weightDecay = opt.at("weight_decay").get<double>();
+  model.optimizer.nesterov = opt.at("nesterov").get<bool>();
+  model.optimizer.beta1 = opt.at("beta1").get<double>();
+  model.optimizer.beta2 = opt.at("beta2").get<double>();
+  model.optimizer.eps = opt.at("eps").get<double>();
+  const Json &schedule = json.at("schedule");
+  model.schedule.kind = valueOf(kSchedules, schedule, "kind");
+  model.schedule.warmupSteps = schedule.at("warmup_steps").get<uint64_t>();
+  model.schedule.totalSteps = schedule.at("total_steps").get<uint64_t>();
+  model.schedule.minLr = schedule.at("min_lr").get<double>();
+  if (json.contains("grad_clip_norm"))
+    model.gradClipNorm = json.at("grad_clip_norm").get<double>();
+  if (json.contains("loss_scaling")) {
+    const Json &scaling = json.at("loss_scaling");
+    model.lossScaling = LossScaling{
+        slotFrom(scaling.at("scale")), slotFrom(scaling.at("growth_tracker")),
+        slotFrom(scaling.at("found_inf")),
+        scaling.at("init_scale").get<double>()};
+  }
+  // Every slot must lie inside its arena.
+  auto inside = [&](const TensorSlot &slot, int64_t arena) {
+    if (slot.offset + slot.bytes() > arena)
+      throw Malformed{"'" + slot.name + "' lies outside its arena"};
+  };
+  for (const Parameter &param : model.params)
+    inside(param.slot, model.stateBytes);
+  for (const std::vector<TensorSlot> *slots :
+       {&model.grads, &model.optimizerState})
+    for (const TensorSlot &slot : *slots)
+      inside(slot, model.stateBytes);
+  for (const Input &input : model.inputs)
+    inside(input.slot, model.batchBytes);
+  for (const TensorSlot *slot :
+       {&model.hyper, &model.loss, &model.gradNorm, &model.step})
+    inside(*slot, model.ioBytes);
+  for (const TensorSlot &slot : model.outputs)
+    inside(slot, model.ioBytes);
+  if (model.lossScaling) {
+    inside(model.lossScaling->scale, model.stateBytes);
+    inside(model.lossScaling->growthTracker, model.stateBytes);
+    inside(model.lossScaling->foundInf, model.ioBytes);
+  }
+  return model;
+}
+
+size_t alignUp(size_t value) {
+  return (value + kSectionAlignment - 1) / kSectionAlignment *
+         kSectionAlignment;
+}
+} // namespace
+
+std::string serializeArtifact(const Artifact &artifact) {
+  // Section offsets count from the data area, which starts at the first
+  // aligned offset after the header.
+  Json sections = Json::array();
+  size_t next = 0;
+  for (const auto &[name, bytes] : artifact.sections) {
+    sections.push_back({{"name", name},
+                        {"offset", next},
+                        {"size", bytes.size()},
+                        {"fnv1a64", hex(fnv1a64(bytes.data(), bytes.size()))}});
+    next = alignUp(next + bytes.size());
+  }
+  Json header = {{"target", artifact.target},
+                 {"model", modelJson(artifact.model)},
+                 {"sections", sections}};
+  std::string body = header.dump();
+  header["checksum"] = hex(fnv1a64(body.data(), body.size()));
+  std::string text = header.dump();
+
+  std::string out(kArtifactMagic, sizeof(kArtifactMagic));
+  putU32(out, kArtifactVersion);
+  putU32(out, static_cast<uint32_t>(text.size()));
+  out += text;
+  size_t data = alignUp(out.size());
+  for (const Json &section : sections) {
+    out.resize(data + section["offset"].get<size_t>(), '\0');
+    out += artifact.sections.at(section["name"].get<std::string>());
+  }
+  return out;
+}
+
+Status parseArtifact(const std::string &bytes, const std::string &origin,
+                     const std::string &target, Artifact &out) {
+  auto error = [&](const std::string &what) {
+    return Status::error(origin + ": " + what);
+  };
+  if (bytes.size() < kPrefixBytes ||
+      std::memcmp(bytes.data(), kArtifactMagic, sizeof(kArtifactMagic)) != 0)
+    return error("not a gacc artifact (no GACCART magic)");
+  uint32_t version = getU32(bytes, 8);
+  if (version != kArtifactVersion)
+    return error("artifact format version " + std::to_string(version) +
+                 ", this runtime reads version " +
+                 std::to_string(kArtifactVersion) + ": compile it again");
+  size_t headerSize = getU32(bytes, 12);
+  if (kPrefixBytes + headerSize > bytes.size())
+    return error("truncated: the header needs " +
+                 std::to_string(kPrefixBytes + headerSize) + " bytes, the file has " +
+                 std::to_string(bytes.size()));
+  Artifact artifact;
+  try {
+    Json header = Json::parse(bytes.substr(kPrefixBytes, headerSize));
+    std::string checksum = header.at("checksum").get<std::string>();
+    header.erase("checksum");
+    std::string body = header.dump();
+    if (checksum != hex(fnv1a64(body.data(), body.size())))
+      return error("corrupt header (checksum mismatch)");
+    artifact.target = header.at("target").get<std::string>();
+    if (!target.empty() && artifact.target != target)
+      return error("compiled for target '" + artifact.target +
+                   "', not '" + target + "'");
+    artifact.model = modelFrom(header.at("model"));
+    size_t data = alignUp(kPrefixBytes + headerSize);
+    for (const Json &section : header.at("sections")) {
+      std::string name = section.at("name").get<std::string>();
+      size_t offset = section.at("offset").get<size_t>();
+      size_t size = section.at("size").get<size_t>();
+      if (offset > bytes.size() || data > bytes.size() - offset ||
+          size > bytes.size() - data - offset)
+        return error("truncated: section '" + name + "' needs bytes up to " +
+                     std::to_string(data + offset + size) + ", the file has " +
+                     std::to_string(bytes.size()));
+      if (section.at("fnv1a64").get<std::string>() !=
+          hex(fnv1a64(bytes.data() + data + offset, size)))
+        return error("corrupt section '" + name + "' (checksum mismatch)");
+      artifact.sections[name] = bytes.substr(data + offset, size);
+    }
+  } catch (const Json::exception &e) {
+    return error(std::string("malformed header: ") + e.what());
+  } catch (const Malformed &e) {
+    return error("malformed header: " + e.what);
+  }
+  out = std::move(artifact);
+  return Status();
+}
+
+Status writeArtifact(const std::string &path, const Artifact &artifact) {
+  return writeFileAtomically(path, serializeArtifact(artifact));
+}
+
+Status readArtifact(const std::string &path, const std::string &target,
+                    Artifact &out) {
+  std::string bytes;
+  if (Status status = readFile(path, bytes); !status)
+    return status;
+  return parseArtifact(bytes, path, target, out);
+}
+
+} // namespace gacc::rt
