@@ -120,12 +120,12 @@ mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
                                        &result.compiled.step},
                              std::pair{"_mlir_ciface_gacc_eval",
                                        &result.compiled.eval}}) {
-    auto function = owner->lookupPacked(name);
+    auto function = owner->lookup(name);
     if (!function) {
       llvm::consumeError(function.takeError());
       return module.emitError("JIT: no entry point '") << name << "'";
     }
-    *entry = *function;
+    *entry = reinterpret_cast<::gacc::rt::StepEntry>(*function);
   }
   result.compiled.owner = owner;
   return result;

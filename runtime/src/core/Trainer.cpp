@@ -14,14 +14,6 @@ namespace gacc::rt {
 
 /// A zeroed, 64-byte aligned buffer and its MLIR memref<?xi8> descriptor.
 struct Trainer::Arena {
-  struct Descriptor {
-    void *allocated;
-    void *aligned;
-    int64_t offset;
-    int64_t size;
-    int64_t stride;
-  };
-
   explicit Arena(int64_t bytes) {
     size_t rounded = static_cast<size_t>((std::max<int64_t>(bytes, 1) + 63) / 64 * 64);
     data = static_cast<std::byte *>(std::aligned_alloc(64, rounded));
@@ -31,7 +23,7 @@ struct Trainer::Arena {
   ~Arena() { std::free(data); }
 
   std::byte *data;
-  Descriptor descriptor;
+  ArenaDescriptor descriptor;
 };
 
 Trainer::Trainer(ModelInfo model, CompiledStep compiled)
@@ -223,12 +215,9 @@ Status Trainer::setBatch(const Batch &batch) {
   return Status();
 }
 
-void Trainer::call(PackedEntry entry) {
-  Arena::Descriptor *descriptors[] = {&state_->descriptor, &batch_->descriptor,
-                                      &io_->descriptor, &workspace_->descriptor};
-  void *args[] = {&descriptors[0], &descriptors[1], &descriptors[2],
-                  &descriptors[3]};
-  entry(args);
+void Trainer::call(StepEntry entry) {
+  entry(&state_->descriptor, &batch_->descriptor, &io_->descriptor,
+        &workspace_->descriptor);
 }
 
 Status Trainer::step(StepResult &result) {

@@ -19,14 +19,25 @@
 
 namespace gacc::rt {
 
-/// An entry point compiled with MLIR's C interface, called through its
-/// packed wrapper: `args[i]` points to a pointer to the i-th arena's
-/// descriptor (state, batch, io, workspace).
-using PackedEntry = void (*)(void **args);
+/// A memref<?xi8> descriptor as MLIR lays it out: allocated and aligned
+/// pointers, offset, size, stride.
+struct ArenaDescriptor {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+};
+
+/// An entry point compiled with MLIR's C interface
+/// (`_mlir_ciface_gacc_step`): the descriptors of the state, batch, io and
+/// workspace arenas.
+using StepEntry = void (*)(ArenaDescriptor *state, ArenaDescriptor *batch,
+                           ArenaDescriptor *io, ArenaDescriptor *workspace);
 
 struct CompiledStep {
-  PackedEntry step = nullptr;
-  PackedEntry eval = nullptr;
+  StepEntry step = nullptr;
+  StepEntry eval = nullptr;
   /// Keeps the code alive (the JIT engine or a loaded library).
   std::shared_ptr<void> owner;
 };
@@ -95,7 +106,7 @@ private:
   struct Arena;
   Tensor read(const Arena &arena, const TensorSlot &slot) const;
   void write(Arena &arena, const TensorSlot &slot, const Tensor &tensor);
-  void call(PackedEntry entry);
+  void call(StepEntry entry);
   /// The loss scale at its initial value, no good steps counted.
   void resetLossScale();
 
