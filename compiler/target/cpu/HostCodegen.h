@@ -1,0 +1,53 @@
+//===- HostCodegen.h - LLVM code for the host CPU ---------------*- C++ -*-===//
+//
+// The JIT and ahead-of-time compilation share how a step's LLVM module
+// becomes machine code for this CPU: the host's target machine, LLVM's
+// optimization pipeline tuned for it, and for artifacts an object file
+// linked into a shared object whose runtime imports go through pointers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GACC_COMPILER_TARGET_CPU_HOSTCODEGEN_H
+#define GACC_COMPILER_TARGET_CPU_HOSTCODEGEN_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace mlir::gacc {
+
+/// This CPU's target machine (its vector width and instructions);
+/// position-independent with `pic`, for shared objects.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createHostTargetMachine(bool pic);
+
+/// LLVM's -O2 pipeline for `tm`, without loop unrolling: unrolling the many
+/// loops of a step (an accumulation loop holds a whole micro-batch) made
+/// ScalarEvolution quadratic, 40-60 s to compile GPT-mini with accumulation
+/// instead of 2, and the loops run no faster unrolled.
+void optimizeForHost(llvm::Module &module, llvm::TargetMachine *tm);
+
+/// Makes every call of a declared function named in `imports` call through
+/// a pointer variable `<prefix><name>` (null until a loader sets it).
+void importThroughPointers(llvm::Module &module,
+                           llvm::ArrayRef<std::string> imports,
+                           llvm::StringRef prefix);
+
+/// The object code of `module` for `tm`.
+llvm::Expected<std::string> emitObject(llvm::Module &module,
+                                       llvm::TargetMachine &tm);
+
+/// Links `object` into a shared object (with libm) with the system's C
+/// compiler driver, `cc`.
+llvm::Expected<std::string> linkSharedObject(llvm::StringRef object);
+
+} // namespace mlir::gacc
+
+#endif // GACC_COMPILER_TARGET_CPU_HOSTCODEGEN_H

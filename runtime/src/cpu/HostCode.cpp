@@ -1,0 +1,82 @@
+//===- HostCode.cpp - the runtime functions compiled CPU code calls ---------===//
+
+#include "gacc/runtime/HostCode.h"
+#include "gacc/runtime/CpuMemory.h"
+
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+extern "C" void memrefCopy(int64_t, void *, void *);
+extern "C" void gacc_cpu_matmul_f32(int64_t, void *, int64_t, void *, int64_t,
+                                    void *, int32_t, int32_t);
+extern "C" void gacc_cpu_matmul_f64(int64_t, void *, int64_t, void *, int64_t,
+                                    void *, int32_t, int32_t);
+extern "C" void gacc_cpu_matmul_f16_f32(int64_t, void *, int64_t, void *,
+                                        int64_t, void *, int32_t, int32_t);
+extern "C" void gacc_cpu_matmul_bf16_f32(int64_t, void *, int64_t, void *,
+                                         int64_t, void *, int32_t, int32_t);
+
+namespace gacc::rt {
+
+const std::vector<HostImport> &hostImports() {
+  static const std::vector<HostImport> imports = {
+      {"memrefCopy", reinterpret_cast<void *>(&memrefCopy)},
+      // Temporaries go through the runtime's counting heap.
+      {"malloc", reinterpret_cast<void *>(&gacc_cpu_malloc)},
+      {"free", reinterpret_cast<void *>(&gacc_cpu_free)},
+      {"gacc_cpu_matmul_f32", reinterpret_cast<void *>(&gacc_cpu_matmul_f32)},
+      {"gacc_cpu_matmul_f64", reinterpret_cast<void *>(&gacc_cpu_matmul_f64)},
+      {"gacc_cpu_matmul_f16_f32",
+       reinterpret_cast<void *>(&gacc_cpu_matmul_f16_f32)},
+      {"gacc_cpu_matmul_bf16_f32",
+       reinterpret_cast<void *>(&gacc_cpu_matmul_bf16_f32)},
+  };
+  return imports;
+}
+
+Status loadHostCode(const std::string &sharedObject, const std::string &origin,
+                    CompiledStep &out) {
+  // dlopen needs a file: an anonymous one in memory, never on disk.
+  int fd = ::memfd_create("gacc-host-code", MFD_CLOEXEC);
+  if (fd < 0)
+    return Status::error(origin + ": cannot create the host code's file: " +
+                         std::strerror(errno));
+  size_t written = 0;
+  while (written < sharedObject.size()) {
+    ssize_t n = ::write(fd, sharedObject.data() + written,
+                        sharedObject.size() - written);
+    if (n <= 0) {
+      ::close(fd);
+      return Status::error(origin + ": cannot write the host code: " +
+                           std::strerror(errno));
+    }
+    written += static_cast<size_t>(n);
+  }
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ::close(fd);
+  if (!handle)
+    return Status::error(origin + ": cannot load the host code: " +
+                         ::dlerror());
+  std::shared_ptr<void> owner(handle, [](void *h) { ::dlclose(h); });
+  for (const HostImport &import : hostImports())
+    if (void *slot = ::dlsym(handle, (std::string(kHostImportPrefix) +
+                                      import.symbol)
+                                         .c_str()))
+      *static_cast<void **>(slot) = import.function;
+  for (auto [name, entry] : {std::pair{"_mlir_ciface_gacc_step", &out.step},
+                             std::pair{"_mlir_ciface_gacc_eval", &out.eval}}) {
+    void *function = ::dlsym(handle, name);
+    if (!function)
+      return Status::error(origin + ": the host code has no entry point '" +
+                           name + "'");
+    *entry = reinterpret_cast<StepEntry>(function);
+  }
+  out.owner = owner;
+  return Status();
+}
+
+} // namespace gacc::rt
