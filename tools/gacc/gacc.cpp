@@ -12,6 +12,9 @@
 
 #include "Run.h"
 #include "compiler/InitAll.h"
+#include "compiler/aot/Aot.h"
+#include "gacc/runtime/File.h"
+#include "gacc/runtime/HostCode.h"
 #include "compiler/jit/Jit.h"
 #include "compiler/LoadModel.h"
 #include "compiler/plan/MemoryPlan.h"
@@ -28,19 +31,23 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+#include <cstring>
+
 using namespace llvm;
 using mlir::FailureOr;
 
 static cl::SubCommand
     compileCommand("compile",
-                   "Compile a training step ahead of time (not built yet)");
-static cl::SubCommand runCommand("run", "Train a model on the CPU");
+                   "Compile a training step ahead of time into an artifact");
+static cl::SubCommand runCommand(
+    "run", "Train a model (.mlir, compiled just in time, or a .gacc artifact)");
 static cl::SubCommand
     planCommand("plan",
                 "Report the memory a training step needs, without running it");
 
 static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
-                                      cl::desc("<model.mlir>"),
+                                      cl::desc("<model.mlir | model.gacc>"),
                                       cl::sub(compileCommand),
                                       cl::sub(runCommand),
                                       cl::sub(planCommand));
@@ -49,6 +56,26 @@ static cl::opt<std::string>
              cl::desc("The gacc.train_step to use when the model has several"),
              cl::value_desc("name"), cl::sub(compileCommand),
              cl::sub(runCommand), cl::sub(planCommand));
+
+static cl::OptionCategory compileCategory("Compile options");
+static cl::opt<std::string> outputPath("o", cl::desc("The artifact to write"),
+                                       cl::value_desc("model.gacc"),
+                                       cl::sub(compileCommand),
+                                       cl::cat(compileCategory));
+static cl::opt<mlir::gacc::EmitKind> emitKind(
+    "emit", cl::desc("Write an intermediate stage instead of the artifact"),
+    cl::values(clEnumValN(mlir::gacc::EmitKind::Mlir, "mlir",
+                          "the LLVM dialect the pipeline ends with"),
+               clEnumValN(mlir::gacc::EmitKind::Llvm, "llvm",
+                          "optimized LLVM IR"),
+               clEnumValN(mlir::gacc::EmitKind::Object, "obj",
+                          "the host object code")),
+    cl::init(mlir::gacc::EmitKind::Artifact), cl::sub(compileCommand),
+    cl::cat(compileCategory));
+static cl::opt<std::string> target(
+    "target", cl::desc("cpu (the default; cuda is not built yet)"),
+    cl::init("cpu"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::cat(compileCategory));
 
 static cl::OptionCategory runCategory("Training options");
 static cl::opt<uint64_t> steps("steps", cl::desc("Optimizer steps to run"),
@@ -96,22 +123,26 @@ static cl::opt<int64_t> globalBatch(
     "batch",
     cl::desc("Global batch size: rebuild the model for this many examples per "
              "step (overrides the model's batch_size)"),
-    cl::sub(runCommand), cl::sub(planCommand), cl::cat(batchCategory));
+    cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(batchCategory));
 static cl::opt<int64_t> microBatch(
     "micro-batch",
     cl::desc("Micro-batch size: accumulate gradients over ceil(batch / m) "
              "micro-batches (overrides the model's micro_batch_size)"),
-    cl::sub(runCommand), cl::sub(planCommand), cl::cat(batchCategory));
+    cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(batchCategory));
 static cl::opt<int64_t> accumulationSteps(
     "accumulation-steps",
     cl::desc("Accumulate over K micro-batches of ceil(batch / K) examples"),
-    cl::sub(runCommand), cl::sub(planCommand), cl::cat(batchCategory));
+    cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(batchCategory));
 
 static cl::opt<std::string> memoryBudget(
     "memory-budget",
     cl::desc("Use the largest micro-batch whose planned peak fits in this "
              "many bytes (8GiB, 512MiB, 1.5GB, 1e9, ...)"),
-    cl::value_desc("bytes"), cl::sub(runCommand), cl::sub(planCommand),
+    cl::value_desc("bytes"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand),
     cl::cat(batchCategory));
 
 static cl::OptionCategory transformCategory("Transform options");
@@ -119,19 +150,22 @@ static cl::opt<std::string> rematPolicy(
     "remat",
     cl::desc("Rematerialization policy: none, blocks, sqrt, matmuls or "
              "budget (overrides the step's remat attribute)"),
-    cl::value_desc("policy"), cl::sub(runCommand), cl::sub(planCommand),
+    cl::value_desc("policy"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand),
     cl::cat(transformCategory));
 static cl::opt<std::string> rematBudget(
     "remat-budget",
     cl::desc("With --remat=budget: the peak to stay within (8GiB, ...)"),
-    cl::value_desc("bytes"), cl::sub(runCommand), cl::sub(planCommand),
+    cl::value_desc("bytes"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand),
     cl::cat(transformCategory));
 
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("Compute precision: f32, f16 (with dynamic loss scaling) or "
              "bf16, with f32 master weights (overrides the step's precision)"),
-    cl::value_desc("type"), cl::sub(runCommand), cl::sub(planCommand),
+    cl::value_desc("type"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand),
     cl::cat(transformCategory));
 
 static cl::OptionCategory planCategory("Plan options");
@@ -318,10 +352,124 @@ static int plan(LoadedModel &model) {
   return 0;
 }
 
-static int notBuiltYet(StringRef what) {
-  errs() << "gacc: " << inputPath << " is valid, but " << what
-         << " is not built yet\n";
-  return 1;
+/// The timing and pass-manager flags applied to a pipeline.
+struct PipelineFlags {
+  mlir::DefaultTimingManager timing;
+  mlir::TimingScope scope;
+  PipelineFlags() {
+    mlir::applyDefaultTimingManagerCLOptions(timing);
+    scope = timing.getRootScope();
+  }
+  mlir::LogicalResult configure(mlir::PassManager &pm) {
+    pm.enableTiming(scope);
+    return mlir::applyPassManagerCLOptions(pm);
+  }
+};
+
+/// `gacc compile`: the artifact, or with --emit an intermediate stage.
+static int compile(LoadedModel &model) {
+  if (target != "cpu") {
+    errs() << "gacc compile: error: --target " << target
+           << (target == "cuda" ? " is not built yet (issue 9)"
+                                : " is unknown (cpu or cuda)")
+           << "\n";
+    return 1;
+  }
+  if (emitKind == mlir::gacc::EmitKind::Artifact && outputPath.empty()) {
+    errs() << "gacc compile: error: give the artifact's path with -o\n";
+    return 1;
+  }
+  PipelineFlags flags;
+  std::string intermediate;
+  FailureOr<gacc::rt::Artifact> artifact = mlir::gacc::compileArtifact(
+      *model.module, stepName, emitKind, intermediate,
+      [&](mlir::PassManager &pm) { return flags.configure(pm); });
+  if (failed(artifact))
+    return 1;
+  if (emitKind == mlir::gacc::EmitKind::Artifact) {
+    if (gacc::rt::Status s = gacc::rt::writeArtifact(outputPath, *artifact);
+        !s) {
+      errs() << "gacc compile: error: " << s.message() << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  if (outputPath.empty() || outputPath == "-") {
+    outs() << intermediate;
+    return 0;
+  }
+  if (gacc::rt::Status s =
+          gacc::rt::writeFileAtomically(outputPath, intermediate);
+      !s) {
+    errs() << "gacc compile: error: " << s.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+static gacc::RunOptions runOptions() {
+  gacc::RunOptions options;
+  options.steps = steps;
+  options.seed = seed;
+  if (learningRate.getNumOccurrences())
+    options.lr = learningRate;
+  options.data = dataPath;
+  options.evalData = evalDataPath;
+  options.init = initPath;
+  options.save = savePath;
+  options.resume = resumePath;
+  options.metrics = metricsPath;
+  options.dumpGrads = dumpGradsPath;
+  return options;
+}
+
+/// Whether `path` is an artifact: named .gacc (so that a damaged one gets
+/// the artifact reader's error) or starting with its magic.
+static bool isArtifact(StringRef path) {
+  if (path.ends_with(".gacc"))
+    return true;
+  char magic[sizeof(gacc::rt::kArtifactMagic)] = {};
+  std::FILE *file = std::fopen(path.str().c_str(), "rb");
+  if (!file)
+    return false;
+  size_t read = std::fread(magic, 1, sizeof(magic), file);
+  std::fclose(file);
+  return read == sizeof(magic) &&
+         std::memcmp(magic, gacc::rt::kArtifactMagic, sizeof(magic)) == 0;
+}
+
+/// `gacc run MODEL.gacc`: the runtime alone, no compiler.
+static int runArtifact() {
+  // These shape the compiled code, so they belong to `gacc compile`.
+  for (cl::Option *option : std::initializer_list<cl::Option *>{
+           &stepName, &globalBatch, &microBatch, &accumulationSteps,
+           &memoryBudget, &rematPolicy, &rematBudget, &precision})
+    if (option->getNumOccurrences()) {
+      errs() << "gacc run: error: " << inputPath
+             << " is compiled: give --" << option->ArgStr
+             << " to gacc compile\n";
+      return 1;
+    }
+  gacc::rt::Artifact artifact;
+  gacc::rt::CompiledStep compiled;
+  std::string expected = target.getNumOccurrences() ? target.getValue() : "";
+  gacc::rt::Status status =
+      gacc::rt::readArtifact(inputPath, expected, artifact);
+  if (status && artifact.target != "cpu")
+    status = gacc::rt::Status::error(inputPath + ": target '" +
+                                     artifact.target +
+                                     "' is not built yet in this runtime");
+  if (status && !artifact.sections.count("host"))
+    status = gacc::rt::Status::error(inputPath + ": no host code section");
+  if (status)
+    status = gacc::rt::loadHostCode(artifact.sections.at("host"), inputPath,
+                                    compiled);
+  if (!status) {
+    errs() << "gacc run: error: " << status.message() << "\n";
+    return 1;
+  }
+  gacc::rt::Trainer trainer(std::move(artifact.model), std::move(compiled));
+  return gacc::runTraining(trainer, runOptions());
 }
 
 /// MLIR's pass-manager, context and printer flags (-mlir-print-ir-after-all,
@@ -360,6 +508,9 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  if (runCommand && isArtifact(inputPath))
+    return runArtifact();
+
   mlir::DialectRegistry registry;
   mlir::gacc::registerAllDialects(registry);
   LoadedModel model(registry);
@@ -369,31 +520,19 @@ int main(int argc, char **argv) {
   if (planCommand)
     return plan(model);
   if (compileCommand)
-    return notBuiltYet("ahead-of-time compilation");
+    return compile(model);
 
-  mlir::DefaultTimingManager timing;
-  mlir::applyDefaultTimingManagerCLOptions(timing);
-  mlir::TimingScope timingScope = timing.getRootScope();
-  FailureOr<mlir::gacc::JitStep> jit =
-      mlir::gacc::jitCompileStep(*model.module, stepName,
-                                 [&](mlir::PassManager &pm) {
-                                   pm.enableTiming(timingScope);
-                                   return mlir::applyPassManagerCLOptions(pm);
-                                 });
+  if (target != "cpu") {
+    errs() << "gacc run: error: --target " << target
+           << " is not built yet (issue 9)\n";
+    return 1;
+  }
+  PipelineFlags flags;
+  FailureOr<mlir::gacc::JitStep> jit = mlir::gacc::jitCompileStep(
+      *model.module, stepName,
+      [&](mlir::PassManager &pm) { return flags.configure(pm); });
   if (failed(jit))
     return 1;
   gacc::rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));
-  gacc::RunOptions options;
-  options.steps = steps;
-  options.seed = seed;
-  if (learningRate.getNumOccurrences())
-    options.lr = learningRate;
-  options.data = dataPath;
-  options.evalData = evalDataPath;
-  options.init = initPath;
-  options.save = savePath;
-  options.resume = resumePath;
-  options.metrics = metricsPath;
-  options.dumpGrads = dumpGradsPath;
-  return gacc::runTraining(trainer, options);
+  return gacc::runTraining(trainer, runOptions());
 }

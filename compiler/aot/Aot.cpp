@@ -1,0 +1,86 @@
+//===- Aot.cpp - compile a training step into an artifact -------------------===//
+
+#include "compiler/aot/Aot.h"
+#include "compiler/Describe.h"
+#include "compiler/Pipelines.h"
+#include "compiler/target/cpu/HostCodegen.h"
+#include "gacc/runtime/HostCode.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+using namespace mlir::gacc;
+namespace rt = ::gacc::rt;
+
+FailureOr<rt::Artifact>
+mlir::gacc::compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
+                            std::string &intermediate,
+                            function_ref<LogicalResult(PassManager &)> configure) {
+  TrainStepOp step = TrainStepOp::find(module, stepName);
+  if (!step)
+    return failure();
+  FailureOr<StepLayout> layout = computeStepLayout(step);
+  if (failed(layout))
+    return failure();
+  rt::Artifact artifact;
+  artifact.target = "cpu";
+  artifact.model = describeStep(step, *layout);
+
+  PassManager pm(module.getContext());
+  if (configure && failed(configure(pm)))
+    return failure();
+  TrainingPipelineOptions options;
+  options.step = stepName.str();
+  buildCpuPipeline(pm, options);
+  if (failed(pm.run(module)))
+    return failure();
+  describeWorkspace(module, artifact.model);
+  if (emit == EmitKind::Mlir) {
+    llvm::raw_string_ostream os(intermediate);
+    module.print(os);
+    return artifact;
+  }
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  registerBuiltinDialectTranslation(*module.getContext());
+  registerLLVMDialectTranslation(*module.getContext());
+  auto host = createHostTargetMachine(/*pic=*/true);
+  if (!host)
+    return module.emitError("compilation for the host failed: ")
+           << llvm::toString(host.takeError());
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context, "gacc_step");
+  if (!llvmModule)
+    return module.emitError("cannot translate the step to LLVM IR");
+  llvmModule->setDataLayout((*host)->createDataLayout());
+  llvmModule->setTargetTriple((*host)->getTargetTriple());
+  std::vector<std::string> imports;
+  for (const rt::HostImport &import : rt::hostImports())
+    imports.push_back(import.symbol);
+  importThroughPointers(*llvmModule, imports, rt::kHostImportPrefix);
+  optimizeForHost(*llvmModule, host->get());
+  if (emit == EmitKind::Llvm) {
+    llvm::raw_string_ostream os(intermediate);
+    llvmModule->print(os, nullptr);
+    return artifact;
+  }
+  llvm::Expected<std::string> object = emitObject(*llvmModule, **host);
+  if (!object)
+    return module.emitError("cannot emit object code: ")
+           << llvm::toString(object.takeError());
+  if (emit == EmitKind::Object) {
+    intermediate = std::move(*object);
+    return artifact;
+  }
+  llvm::Expected<std::string> library = linkSharedObject(*object);
+  if (!library)
+    return module.emitError(llvm::toString(library.takeError()));
+  artifact.sections["host"] = std::move(*library);
+  return artifact;
+}

@@ -1,0 +1,28 @@
+//===- Aot.h - compile a training step into an artifact ---------*- C++ -*-===//
+#ifndef GACC_COMPILER_AOT_AOT_H
+#define GACC_COMPILER_AOT_AOT_H
+
+#include "gacc/runtime/Artifact.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::gacc {
+
+/// What `gacc compile --emit` writes instead of an artifact.
+enum class EmitKind { Artifact, Mlir, Llvm, Object };
+
+/// Compiles the training step `stepName` (or the only one) of `module` for
+/// the CPU into an artifact that the runtime alone loads (rt::Artifact,
+/// target "cpu", its shared object in section "host"). `module` is lowered
+/// in place. `configure` may set up the pass manager first. With `emit`
+/// other than Artifact, stops there and puts that stage's text (MLIR of the
+/// LLVM dialect, LLVM IR) or bytes (object code) in `intermediate`. Errors
+/// are reported as diagnostics.
+FailureOr<::gacc::rt::Artifact>
+compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
+                std::string &intermediate,
+                function_ref<LogicalResult(PassManager &)> configure = {});
+
+} // namespace mlir::gacc
+
+#endif // GACC_COMPILER_AOT_AOT_H
