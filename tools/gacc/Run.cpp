@@ -106,13 +106,9 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
     if (Status s = trainer.loadParameters(file, options.init); !s)
       return fail(s.message());
   }
-  if (!options.resume.empty()) {
-    TensorFile file;
-    if (Status s = readSafetensors(options.resume, file); !s)
+  if (!options.resume.empty())
+    if (Status s = trainer.loadCheckpoint(options.resume); !s)
       return fail(s.message());
-    if (Status s = trainer.restore(file, options.resume); !s)
-      return fail(s.message());
-  }
 
   std::unique_ptr<Dataset> data, evalData;
   if (options.data.empty()) {
@@ -223,7 +219,7 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
                 static_cast<unsigned long long>(evalData->batchesPerEpoch()));
   }
   if (!options.save.empty()) {
-    if (Status s = writeSafetensors(options.save, trainer.checkpoint()); !s)
+    if (Status s = trainer.saveCheckpoint(options.save); !s)
       return fail(s.message());
     std::printf("saved %s (step %llu)\n", options.save.c_str(),
                 static_cast<unsigned long long>(trainer.stepCount()));

@@ -450,26 +450,18 @@ static int runArtifact() {
              << " to gacc compile\n";
       return 1;
     }
-  gacc::rt::Artifact artifact;
-  gacc::rt::CompiledStep compiled;
-  std::string expected = target.getNumOccurrences() ? target.getValue() : "";
-  gacc::rt::Status status =
-      gacc::rt::readArtifact(inputPath, expected, artifact);
-  if (status && artifact.target != "cpu")
-    status = gacc::rt::Status::error(inputPath + ": target '" +
-                                     artifact.target +
-                                     "' is not built yet in this runtime");
-  if (status && !artifact.sections.count("host"))
-    status = gacc::rt::Status::error(inputPath + ": no host code section");
-  if (status)
-    status = gacc::rt::loadHostCode(artifact.sections.at("host"), inputPath,
-                                    compiled);
-  if (!status) {
-    errs() << "gacc run: error: " << status.message() << "\n";
+  if (target.getNumOccurrences() && target != "cpu") {
+    errs() << "gacc run: error: --target " << target
+           << " is not built yet (issue 9)\n";
     return 1;
   }
-  gacc::rt::Trainer trainer(std::move(artifact.model), std::move(compiled));
-  return gacc::runTraining(trainer, runOptions());
+  std::unique_ptr<gacc::rt::Trainer> trainer;
+  if (gacc::rt::Status s = gacc::rt::openTrainer(inputPath, seed, trainer);
+      !s) {
+    errs() << "gacc run: error: " << s.message() << "\n";
+    return 1;
+  }
+  return gacc::runTraining(*trainer, runOptions());
 }
 
 /// MLIR's pass-manager, context and printer flags (-mlir-print-ir-after-all,

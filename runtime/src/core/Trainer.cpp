@@ -202,6 +202,54 @@ Status Trainer::restore(const TensorFile &file, const std::string &origin) {
   return Status();
 }
 
+Status Trainer::saveCheckpoint(const std::string &path) const {
+  return writeSafetensors(path, checkpoint());
+}
+
+Status Trainer::loadCheckpoint(const std::string &path) {
+  TensorFile file;
+  if (Status status = readSafetensors(path, file); !status)
+    return status;
+  return restore(file, path);
+}
+
+Status Trainer::setInput(const std::string &name, const Tensor &tensor) {
+  const Input *input = model_.findInput(name);
+  if (!input)
+    return Status::error("no input '" + name + "'");
+  if (Status status = checkTensor("input", input->slot, tensor); !status)
+    return status;
+  write(*batch_, input->slot, tensor);
+  return Status();
+}
+
+/// The parameter named `name`; null if none.
+static const Parameter *findParameter(const ModelInfo &model,
+                                      const std::string &name) {
+  for (const Parameter &param : model.params)
+    if (param.slot.name == name)
+      return &param;
+  return nullptr;
+}
+
+Status Trainer::parameter(const std::string &name, Tensor &out) const {
+  const Parameter *param = findParameter(model_, name);
+  if (!param)
+    return Status::error("no parameter '" + name + "'");
+  out = read(*state_, param->slot);
+  return Status();
+}
+
+Status Trainer::setParameter(const std::string &name, const Tensor &tensor) {
+  const Parameter *param = findParameter(model_, name);
+  if (!param)
+    return Status::error("no parameter '" + name + "'");
+  if (Status status = checkTensor("parameter", param->slot, tensor); !status)
+    return status;
+  write(*state_, param->slot, tensor);
+  return Status();
+}
+
 Status Trainer::setBatch(const Batch &batch) {
   for (const Input &input : model_.inputs) {
     auto it = batch.find(input.slot.name);

@@ -1,6 +1,7 @@
 //===- HostCode.cpp - the runtime functions compiled CPU code calls ---------===//
 
 #include "gacc/runtime/HostCode.h"
+#include "gacc/runtime/Artifact.h"
 #include "gacc/runtime/CpuMemory.h"
 
 #include <cerrno>
@@ -76,6 +77,26 @@ Status loadHostCode(const std::string &sharedObject, const std::string &origin,
     *entry = reinterpret_cast<StepEntry>(function);
   }
   out.owner = owner;
+  return Status();
+}
+
+Status openTrainer(const std::string &path, uint64_t seed,
+                   std::unique_ptr<Trainer> &out) {
+  Artifact artifact;
+  if (Status status = readArtifact(path, "", artifact); !status)
+    return status;
+  if (artifact.target != "cpu")
+    return Status::error(path + ": target '" + artifact.target +
+                         "' is not built yet in this runtime");
+  auto host = artifact.sections.find("host");
+  if (host == artifact.sections.end())
+    return Status::error(path + ": no host code section");
+  CompiledStep compiled;
+  if (Status status = loadHostCode(host->second, path, compiled); !status)
+    return status;
+  out = std::make_unique<Trainer>(std::move(artifact.model),
+                                  std::move(compiled));
+  out->initialize(seed);
   return Status();
 }
 

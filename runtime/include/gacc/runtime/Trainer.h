@@ -88,12 +88,23 @@ public:
   /// an f32 or bf16 run) restores with the initial scale.
   TensorFile checkpoint() const;
   Status restore(const TensorFile &file, const std::string &origin);
+  /// checkpoint() written to `path` (.safetensors, atomically), and
+  /// restore() from one.
+  Status saveCheckpoint(const std::string &path) const;
+  Status loadCheckpoint(const std::string &path);
   TensorFile parameters() const;
   /// The gradients of the last step (before clipping).
   TensorFile gradients() const;
 
   /// Copies a batch in; names, dtypes and shapes must match the inputs.
   Status setBatch(const Batch &batch);
+  /// Copies one input in (dtype and shape must match); the others keep
+  /// what they hold.
+  Status setInput(const std::string &name, const Tensor &tensor);
+  /// One parameter, by name; and overwriting it (dtype and shape must
+  /// match).
+  Status parameter(const std::string &name, Tensor &out) const;
+  Status setParameter(const std::string &name, const Tensor &tensor);
   /// One optimizer step on the current batch. A non-finite loss is an error
   /// and leaves the step counter unchanged, unless loss scaling skipped the
   /// step; a loss scale that backs off below 1 is an error (it collapsed:
@@ -115,6 +126,12 @@ private:
   std::unique_ptr<Arena> state_, batch_, io_, workspace_;
   uint64_t step_ = 0, optimizerStep_ = 0;
 };
+
+/// The host API's entry: a trainer for the artifact at `path` (see
+/// Artifact.h; its target must be "cpu"), with its code loaded and its
+/// parameters initialized from `seed`.
+Status openTrainer(const std::string &path, uint64_t seed,
+                   std::unique_ptr<Trainer> &out);
 
 } // namespace gacc::rt
 
