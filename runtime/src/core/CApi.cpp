@@ -1,0 +1,132 @@
+//===- CApi.cpp - the gacc runtime's C API ----------------------------------===//
+
+#include "gacc/runtime/c_api.h"
+#include "gacc/runtime/Trainer.h"
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+using namespace gacc::rt;
+
+struct gacc_trainer {
+  std::unique_ptr<Trainer> trainer;
+};
+
+namespace {
+thread_local std::string lastError;
+
+int report(const Status &status) {
+  if (status)
+    return 0;
+  lastError = status.message();
+  return -1;
+}
+
+int fail(const std::string &message) {
+  return report(Status::error(message));
+}
+
+/// A tensor of `slot`'s dtype and shape holding `bytes` bytes of `data`.
+Status tensorFor(const TensorSlot &slot, const void *data, size_t bytes,
+                 Tensor &out) {
+  if (bytes != static_cast<size_t>(slot.bytes()))
+    return Status::error("'" + slot.name + "' takes " +
+                         std::to_string(slot.bytes()) + " bytes, got " +
+                         std::to_string(bytes));
+  out = Tensor(slot.dtype, slot.shape);
+  std::memcpy(out.data(), data, bytes);
+  return Status();
+}
+
+const TensorSlot *parameterSlot(const Trainer &trainer, const char *name) {
+  for (const Parameter &param : trainer.model().params)
+    if (param.slot.name == name)
+      return &param.slot;
+  return nullptr;
+}
+} // namespace
+
+extern "C" {
+
+const char *gacc_last_error(void) { return lastError.c_str(); }
+
+int gacc_trainer_open(const char *path, uint64_t seed, gacc_trainer **out) {
+  auto handle = std::make_unique<gacc_trainer>();
+  if (int rc = report(openTrainer(path, seed, handle->trainer)))
+    return rc;
+  *out = handle.release();
+  return 0;
+}
+
+void gacc_trainer_close(gacc_trainer *trainer) { delete trainer; }
+
+int gacc_trainer_set_input(gacc_trainer *trainer, const char *name,
+                           const void *data, size_t bytes) {
+  const Input *input = trainer->trainer->model().findInput(name);
+  if (!input)
+    return fail(std::string("no input '") + name + "'");
+  Tensor tensor;
+  if (int rc = report(tensorFor(input->slot, data, bytes, tensor)))
+    return rc;
+  return report(trainer->trainer->setInput(name, tensor));
+}
+
+int gacc_trainer_step(gacc_trainer *trainer, double *loss, double *grad_norm) {
+  StepResult result;
+  if (int rc = report(trainer->trainer->step(result)))
+    return rc;
+  if (loss)
+    *loss = result.loss;
+  if (grad_norm)
+    *grad_norm = result.gradNorm;
+  return 0;
+}
+
+uint64_t gacc_trainer_step_count(const gacc_trainer *trainer) {
+  return trainer->trainer->stepCount();
+}
+
+int gacc_trainer_parameter_bytes(const gacc_trainer *trainer, const char *name,
+                                 size_t *bytes) {
+  const TensorSlot *slot = parameterSlot(*trainer->trainer, name);
+  if (!slot)
+    return fail(std::string("no parameter '") + name + "'");
+  *bytes = static_cast<size_t>(slot->bytes());
+  return 0;
+}
+
+int gacc_trainer_get_parameter(const gacc_trainer *trainer, const char *name,
+                               void *data, size_t bytes) {
+  Tensor tensor;
+  if (int rc = report(trainer->trainer->parameter(name, tensor)))
+    return rc;
+  if (bytes != tensor.byteSize())
+    return fail(std::string("'") + name + "' holds " +
+                std::to_string(tensor.byteSize()) + " bytes, got a buffer of " +
+                std::to_string(bytes));
+  std::memcpy(data, tensor.data(), bytes);
+  return 0;
+}
+
+int gacc_trainer_set_parameter(gacc_trainer *trainer, const char *name,
+                               const void *data, size_t bytes) {
+  const TensorSlot *slot = parameterSlot(*trainer->trainer, name);
+  if (!slot)
+    return fail(std::string("no parameter '") + name + "'");
+  Tensor tensor;
+  if (int rc = report(tensorFor(*slot, data, bytes, tensor)))
+    return rc;
+  return report(trainer->trainer->setParameter(name, tensor));
+}
+
+int gacc_trainer_save_checkpoint(const gacc_trainer *trainer,
+                                 const char *path) {
+  return report(trainer->trainer->saveCheckpoint(path));
+}
+
+int gacc_trainer_load_checkpoint(gacc_trainer *trainer, const char *path) {
+  return report(trainer->trainer->loadCheckpoint(path));
+}
+
+} // extern "C"
