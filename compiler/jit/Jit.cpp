@@ -2,15 +2,20 @@
 
 #include "compiler/jit/Jit.h"
 #include "compiler/Describe.h"
+#include "compiler/InitAll.h"
 #include "compiler/Pipelines.h"
 #include "compiler/target/cpu/HostCodegen.h"
 #include "gacc/runtime/HostCode.h"
 #include "gacc/runtime/CpuMemory.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
 using namespace mlir;
@@ -84,4 +89,30 @@ mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
   }
   result.compiled.owner = owner;
   return result;
+}
+
+::gacc::rt::Status
+mlir::gacc::compileTrainer(const std::string &mlirText, const std::string &name,
+                           const std::string &stepName, uint64_t seed,
+                           std::unique_ptr<::gacc::rt::Trainer> &out) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(mlirText, name), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  FailureOr<JitStep> jit =
+      module ? jitCompileStep(*module, stepName) : FailureOr<JitStep>();
+  if (failed(jit))
+    return ::gacc::rt::Status::error(diagnostics.empty() ? name + ": cannot compile"
+                                                         : diagnostics);
+  out = std::make_unique<::gacc::rt::Trainer>(std::move(jit->model),
+                                              std::move(jit->compiled));
+  out->initialize(seed);
+  return ::gacc::rt::Status();
 }

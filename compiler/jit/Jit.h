@@ -22,6 +22,16 @@ FailureOr<JitStep>
 jitCompileStep(ModuleOp module, StringRef stepName,
                function_ref<LogicalResult(PassManager &)> configure = {});
 
+/// The JIT's host API, the in-process counterpart of rt::openTrainer (no
+/// MLIR or LLVM types): compiles the MLIR text of a model (`name` labels it
+/// in messages) and returns the same Trainer, with parameters initialized
+/// from `seed`. Parse, verification and compilation errors come back as a
+/// Status holding the located diagnostics.
+::gacc::rt::Status compileTrainer(const std::string &mlirText,
+                                  const std::string &name,
+                                  const std::string &stepName, uint64_t seed,
+                                  std::unique_ptr<::gacc::rt::Trainer> &out);
+
 } // namespace mlir::gacc
 
 #endif // GACC_COMPILER_JIT_JIT_H
