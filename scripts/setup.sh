@@ -11,6 +11,7 @@ packages=(${GACC_EXTRA_PACKAGES:-}
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools   # LLVM/MLIR 22, lit, FileCheck
   nlohmann-json3-dev libopenblas-dev                       # runtime: safetensors, BLAS
   libgtest-dev                                             # unit tests
+  pybind11-dev python3-dev                                 # Python bindings
 )
 missing=()
 for package in "${packages[@]}"; do

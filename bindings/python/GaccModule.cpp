@@ -1,0 +1,165 @@
+//===- GaccModule.cpp - the gacc Python module ------------------------------===//
+//
+//   import gacc
+//   trainer = gacc.Trainer.compile(open("examples/mlp.mlir").read())  # JIT
+//   trainer = gacc.Trainer.open("mlp.gacc")                          # artifact
+//   loss = trainer.step({"image": images, "label": labels})
+//   trainer.parameters()["fc1.weight"]                      # numpy arrays
+//
+// Arrays must have the input's or parameter's dtype and shape exactly; a
+// mismatch, like every runtime error, raises with the reason.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/jit/Jit.h"
+#include "gacc/runtime/Trainer.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+namespace py = pybind11;
+using namespace gacc::rt;
+
+namespace {
+void check(const Status &status) {
+  if (!status)
+    throw std::runtime_error(status.message());
+}
+
+py::dtype numpyType(DType dtype) {
+  switch (dtype) {
+  case DType::F64: return py::dtype::of<double>();
+  case DType::F32: return py::dtype::of<float>();
+  case DType::F16: return py::dtype("float16");
+  case DType::I64: return py::dtype::of<int64_t>();
+  case DType::I32: return py::dtype::of<int32_t>();
+  case DType::I8: return py::dtype::of<int8_t>();
+  case DType::U8: return py::dtype::of<uint8_t>();
+  case DType::Bool: return py::dtype::of<bool>();
+  case DType::BF16: break;
+  }
+  throw std::runtime_error("bf16 has no numpy dtype");
+}
+
+py::array toNumpy(const Tensor &tensor) {
+  py::array array(numpyType(tensor.dtype()), tensor.shape());
+  std::memcpy(array.mutable_data(), tensor.data(), tensor.byteSize());
+  return array;
+}
+
+/// `array` as a tensor of `slot`'s dtype and shape, or a ValueError.
+Tensor fromNumpy(const TensorSlot &slot, const py::array &array) {
+  if (!array.dtype().is(numpyType(slot.dtype)))
+    throw py::value_error("'" + slot.name + "' is " +
+                          std::string(dtypeName(slot.dtype)) + ", got numpy " +
+                          std::string(py::str(array.dtype())));
+  std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+  if (shape != slot.shape)
+    throw py::value_error("'" + slot.name + "' has shape " +
+                          shapeString(slot.shape) + ", got " +
+                          shapeString(shape));
+  py::array contiguous =
+      py::array::ensure(array, py::array::c_style);
+  Tensor tensor(slot.dtype, slot.shape);
+  std::memcpy(tensor.data(), contiguous.data(), tensor.byteSize());
+  return tensor;
+}
+
+struct PyTrainer {
+  std::unique_ptr<Trainer> trainer;
+
+  py::dict step(const py::dict &inputs) {
+    for (auto [key, value] : inputs) {
+      std::string name = py::cast<std::string>(key);
+      const Input *input = trainer->model().findInput(name);
+      if (!input)
+        throw py::key_error("no input '" + name + "'");
+      check(trainer->setInput(name, fromNumpy(input->slot,
+                                              py::cast<py::array>(value))));
+    }
+    StepResult result;
+    {
+      py::gil_scoped_release release;
+      check(trainer->step(result));
+    }
+    py::dict out;
+    out["loss"] = result.loss;
+    out["grad_norm"] = result.gradNorm;
+    out["lr"] = result.lr;
+    if (trainer->model().lossScaling) {
+      out["loss_scale"] = result.lossScale;
+      out["skipped"] = result.skipped;
+    }
+    return out;
+  }
+
+  py::dict parameters() const {
+    py::dict out;
+    for (const auto &[name, tensor] : trainer->parameters().tensors)
+      out[py::str(name)] = toNumpy(tensor);
+    return out;
+  }
+
+  void setParameter(const std::string &name, const py::array &array) {
+    for (const Parameter &param : trainer->model().params)
+      if (param.slot.name == name)
+        return check(trainer->setParameter(name, fromNumpy(param.slot, array)));
+    throw py::key_error("no parameter '" + name + "'");
+  }
+
+  py::list inputs() const {
+    py::list out;
+    for (const Input &input : trainer->model().inputs)
+      out.append(py::make_tuple(input.slot.name,
+                                std::string(dtypeName(input.slot.dtype)),
+                                py::tuple(py::cast(input.slot.shape))));
+    return out;
+  }
+};
+} // namespace
+
+PYBIND11_MODULE(gacc, m) {
+  m.doc() = "gacc: compile and train neural-network training steps";
+  py::class_<PyTrainer>(m, "Trainer")
+      .def_static(
+          "open",
+          [](const std::string &path, uint64_t seed) {
+            PyTrainer t;
+            check(openTrainer(path, seed, t.trainer));
+            return t;
+          },
+          py::arg("path"), py::arg("seed") = 0,
+          "A trainer for an artifact from `gacc compile`.")
+      .def_static(
+          "compile",
+          [](const std::string &mlir, const std::string &step, uint64_t seed,
+             const std::string &name) {
+            PyTrainer t;
+            check(mlir::gacc::compileTrainer(mlir, name, step, seed,
+                                             t.trainer));
+            return t;
+          },
+          py::arg("mlir"), py::arg("step") = "", py::arg("seed") = 0,
+          py::arg("name") = "<string>",
+          "A trainer for MLIR text, compiled in-process (JIT).")
+      .def("step", &PyTrainer::step, py::arg("inputs"),
+           "Sets the given inputs (name -> numpy array) and runs one "
+           "optimizer step; returns loss, grad_norm, lr (and loss_scale, "
+           "skipped with f16 loss scaling).")
+      .def("parameters", &PyTrainer::parameters)
+      .def("set_parameter", &PyTrainer::setParameter)
+      .def_property_readonly("inputs", &PyTrainer::inputs,
+                             "(name, dtype, shape) of every input")
+      .def_property_readonly(
+          "step_count", [](const PyTrainer &t) { return t.trainer->stepCount(); })
+      .def("save_checkpoint",
+           [](const PyTrainer &t, const std::string &path) {
+             check(t.trainer->saveCheckpoint(path));
+           })
+      .def("load_checkpoint", [](PyTrainer &t, const std::string &path) {
+        check(t.trainer->loadCheckpoint(path));
+      });
+}
