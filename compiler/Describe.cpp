@@ -1,6 +1,7 @@
 //===- Describe.cpp - the runtime's description of a compiled step ----------===//
 
 #include "compiler/Describe.h"
+#include "compiler/Pipelines.h"
 #include "passes/Passes.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -134,4 +135,26 @@ void mlir::gacc::describeWorkspace(ModuleOp lowered, rt::ModelInfo &info) {
     info.unplannedBytes =
         std::max(info.unplannedBytes, bytes(kUnplannedBytesAttrName));
   }
+}
+
+FailureOr<::gacc::rt::ModelInfo>
+mlir::gacc::lowerStepForCpu(ModuleOp module, StringRef stepName,
+                      function_ref<LogicalResult(PassManager &)> configure) {
+  TrainStepOp step = TrainStepOp::find(module, stepName);
+  if (!step)
+    return failure();
+  FailureOr<StepLayout> layout = computeStepLayout(step);
+  if (failed(layout))
+    return failure();
+  ::gacc::rt::ModelInfo model = describeStep(step, *layout);
+  PassManager pm(module.getContext());
+  if (configure && failed(configure(pm)))
+    return failure();
+  TrainingPipelineOptions options;
+  options.step = stepName.str();
+  buildCpuPipeline(pm, options);
+  if (failed(pm.run(module)))
+    return failure();
+  describeWorkspace(module, model);
+  return model;
 }

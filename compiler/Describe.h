@@ -4,6 +4,7 @@
 
 #include "gacc/runtime/ModelInfo.h"
 #include "passes/StepLayout.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mlir::gacc {
 
@@ -15,6 +16,14 @@ namespace mlir::gacc {
 /// `lowered` (the module after gacc-plan-buffers, at any later stage): the
 /// larger of the step's and eval's, which never run at the same time.
 void describeWorkspace(ModuleOp lowered, ::gacc::rt::ModelInfo &info);
+
+/// Lowers the training step `stepName` (or the only one) of `module` in
+/// place to the LLVM dialect with buildCpuPipeline, after `configure` set up
+/// the pass manager, and describes it for the runtime (the JIT and
+/// artifacts both start here). Errors are diagnostics.
+FailureOr<::gacc::rt::ModelInfo>
+lowerStepForCpu(ModuleOp module, StringRef stepName,
+                function_ref<LogicalResult(PassManager &)> configure = {});
 
 } // namespace mlir::gacc
 

@@ -39,6 +39,7 @@ void buildCpuPipeline(OpPassManager &pm,
 
 void registerPipelines();
 
+
 } // namespace mlir::gacc
 
 #endif // GACC_COMPILER_PIPELINES_H

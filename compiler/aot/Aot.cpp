@@ -20,25 +20,12 @@ FailureOr<rt::Artifact>
 mlir::gacc::compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
                             std::string &intermediate,
                             function_ref<LogicalResult(PassManager &)> configure) {
-  TrainStepOp step = TrainStepOp::find(module, stepName);
-  if (!step)
-    return failure();
-  FailureOr<StepLayout> layout = computeStepLayout(step);
-  if (failed(layout))
+  FailureOr<rt::ModelInfo> model = lowerStepForCpu(module, stepName, configure);
+  if (failed(model))
     return failure();
   rt::Artifact artifact;
   artifact.target = "cpu";
-  artifact.model = describeStep(step, *layout);
-
-  PassManager pm(module.getContext());
-  if (configure && failed(configure(pm)))
-    return failure();
-  TrainingPipelineOptions options;
-  options.step = stepName.str();
-  buildCpuPipeline(pm, options);
-  if (failed(pm.run(module)))
-    return failure();
-  describeWorkspace(module, artifact.model);
+  artifact.model = std::move(*model);
   if (emit == EmitKind::Mlir) {
     llvm::raw_string_ostream os(intermediate);
     module.print(os);

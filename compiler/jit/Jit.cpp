@@ -24,24 +24,12 @@ using namespace mlir::gacc;
 FailureOr<JitStep>
 mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
                            function_ref<LogicalResult(PassManager &)> configure) {
-  TrainStepOp step = TrainStepOp::find(module, stepName);
-  if (!step)
-    return failure();
-  FailureOr<StepLayout> layout = computeStepLayout(step);
-  if (failed(layout))
+  FailureOr<::gacc::rt::ModelInfo> model =
+      lowerStepForCpu(module, stepName, configure);
+  if (failed(model))
     return failure();
   JitStep result;
-  result.model = describeStep(step, *layout);
-
-  PassManager pm(module.getContext());
-  if (configure && failed(configure(pm)))
-    return failure();
-  TrainingPipelineOptions options;
-  options.step = stepName.str();
-  buildCpuPipeline(pm, options);
-  if (failed(pm.run(module)))
-    return failure();
-  describeWorkspace(module, result.model);
+  result.model = std::move(*model);
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
