@@ -1,8 +1,9 @@
 /* The MLP example (examples/mlp.mlir: image [64, 784] f32, label [64] i32)
  * trained through the runtime's C API with a synthetic task: a random label
  * whose pixel (of the first 10) is raised by 1. Reads a parameter back,
- * checks that a wrong size is refused, saves a checkpoint, and fails unless
- * the mean loss of the last 10 steps is below the first 10's.
+ * checks that a wrong size is refused, saves a checkpoint, overwrites a
+ * parameter and restores it from the checkpoint, and fails unless the mean
+ * loss of the last 10 steps is below the first 10's.
  *
  *   train_host_c MLP.gacc [STEPS] [CHECKPOINT] */
 
@@ -60,9 +61,23 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("rejected: %s\n", gacc_last_error());
-  if (argc > 3 && gacc_trainer_save_checkpoint(trainer, argv[3]) != 0) {
-    fprintf(stderr, "error: %s\n", gacc_last_error());
-    return 1;
+  /* A checkpoint brings back what set_parameter overwrote. */
+  if (argc > 3) {
+    float zeros[C] = {0}, back[C];
+    if (gacc_trainer_save_checkpoint(trainer, argv[3]) != 0 ||
+        gacc_trainer_set_parameter(trainer, "fc2.bias", zeros,
+                                   sizeof(zeros)) != 0 ||
+        gacc_trainer_get_parameter(trainer, "fc2.bias", back, sizeof(back)) !=
+            0 ||
+        back[0] != 0.0f ||
+        gacc_trainer_load_checkpoint(trainer, argv[3]) != 0 ||
+        gacc_trainer_get_parameter(trainer, "fc2.bias", back, sizeof(back)) !=
+            0 ||
+        back[0] != bias[0]) {
+      fprintf(stderr, "error: checkpoint round trip: %s\n",
+              gacc_last_error());
+      return 1;
+    }
   }
   printf("steps %llu, loss %.4f -> %.4f, fc2.bias[0] %.4f\n",
          (unsigned long long)gacc_trainer_step_count(trainer), first, last,
