@@ -51,6 +51,27 @@ def Gacc_LossReduction : I32EnumAttr<"LossReduction", "loss reduction", [
   let cppNamespace = "::mlir::gacc";
   let genSpecializedAttr = 0;
 }
+def Gacc_CollectiveReduction : I32EnumAttr<"CollectiveReduction",
+    "how a collective combines the ranks' tensors", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"mean", 1>
+  ]> {
+  let cppNamespace = "::mlir::gacc";
+  let genSpecializedAttr = 0;
+}
+def Gacc_CollectiveReductionAttr
+    : EnumAttr<Gacc_Dialect, Gacc_CollectiveReduction, "collective_reduction"> {
+  let summary = "How a collective combines the ranks' tensors";
+  let description = [{
+    Used by `gacc.all_reduce` and `gacc.reduce_scatter`: `sum` or `mean`
+    (the sum divided by the number of ranks).
+
+    ```mlir
+    %g = gacc.all_reduce mean %x ranks = 4 : tensor<8xf32>
+    ```
+  }];
+  let assemblyFormat = "$value";
+}
+
 def Gacc_LossReductionAttr
     : EnumAttr<Gacc_Dialect, Gacc_LossReduction, "reduction"> {
   let summary = "How a loss reduces over positions";

@@ -410,6 +410,51 @@ RematAttr TrainStepOp::getEffectiveRemat() {
   return RematAttr::get(getContext(), RematPolicy::none, 0);
 }
 
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// `sharded` is `full` with dimension `dim` divided by `ranks`.
+static LogicalResult verifySharding(Operation *op, RankedTensorType full,
+                                    RankedTensorType sharded, int64_t dim,
+                                    int64_t ranks) {
+  Type in = op->getOperand(0).getType(), out = op->getResult(0).getType();
+  if (getElementTypeOrSelf(in) != getElementTypeOrSelf(out))
+    return op->emitOpError("result element type ")
+           << getElementTypeOrSelf(out) << " differs from the operand's ("
+           << getElementTypeOrSelf(in) << ")";
+  if (dim >= full.getRank())
+    return op->emitOpError("dim ")
+           << dim << " is out of range for rank " << full.getRank();
+  if (full.getDimSize(dim) % ranks != 0)
+    return op->emitOpError("dimension ")
+           << dim << " of size " << full.getDimSize(dim)
+           << " does not split evenly over " << ranks << " ranks";
+  SmallVector<int64_t> expected(full.getShape());
+  expected[dim] /= ranks;
+  if (sharded.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError("expected the shard type ")
+           << full.clone(expected) << ", got " << sharded;
+  return success();
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifySharding(*this, getInput().getType(), getType(), getDim(),
+                        getRanks());
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifySharding(*this, getType(), getInput().getType(), getDim(),
+                        getRanks());
+}
+
+LogicalResult CollectiveBroadcastOp::verify() {
+  if (getRoot() >= getRanks())
+    return emitOpError("root ") << getRoot() << " is not one of the "
+                                << getRanks() << " ranks";
+  return success();
+}
+
 LossScaleAttr TrainStepOp::getEffectiveLossScale() {
   if (std::optional<LossScaleAttr> lossScale = getLossScale())
     return *lossScale;

@@ -685,6 +685,104 @@ def Gacc_LossScaleOp : Gacc_Op<"loss_scale", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+// Every rank of a group of `ranks` processes runs the same step (SPMD) and
+// reaches the same collectives in the same order; each combines one tensor
+// per rank. Rank-local values stay ordinary tensors.
+
+def Gacc_AllReduceOp : Gacc_Op<"all_reduce", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
+  let summary = "Every rank gets the sum or mean of all ranks' tensors";
+  let description = [{
+    Data parallelism's gradient exchange. Its gradient is the all-reduce of
+    the gradient with the same reduction (each rank's result feeds its own
+    loss, which the ranks sum).
+
+    ```mlir
+    %g = gacc.all_reduce sum %x ranks = 4 : tensor<256x784xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input,
+                       Gacc_CollectiveReductionAttr:$reduction,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat =
+      "$reduction $input `ranks` `=` $ranks attr-dict `:` type($input)";
+}
+
+def Gacc_ReduceScatterOp : Gacc_Op<"reduce_scatter", [Pure,
+    DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
+  let summary = "Reduce over ranks, each rank keeping one shard";
+  let description = [{
+    Combines all ranks' tensors as `gacc.all_reduce` does and splits the
+    result along `dim` into `ranks` equal shards; rank r gets shard r. The
+    dimension must divide evenly. ZeRO-2 reduces gradients this way. Its
+    gradient gathers the gradient of the shards (`gacc.all_gather`), divided
+    by `ranks` for `mean`.
+
+    ```mlir
+    %s = gacc.reduce_scatter sum %g dim = 0 ranks = 4 : tensor<256x784xf32> -> tensor<64x784xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input,
+                       Gacc_CollectiveReductionAttr:$reduction,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $reduction $input `dim` `=` $dim `ranks` `=` $ranks attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Gacc_AllGatherOp : Gacc_Op<"all_gather", [Pure,
+    DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
+  let summary = "Concatenate every rank's shard, on every rank";
+  let description = [{
+    The ranks' tensors concatenated along `dim` in rank order. ZeRO-3
+    gathers parameters this way before use. Its gradient reduce-scatters
+    the gradient with `sum`.
+
+    ```mlir
+    %w = gacc.all_gather %shard dim = 0 ranks = 4 : tensor<64x784xf32> -> tensor<256x784xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `dim` `=` $dim `ranks` `=` $ranks attr-dict `:` type($input) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Gacc_CollectiveBroadcastOp : Gacc_Op<"collective_broadcast", [Pure,
+    SameOperandsAndResultType]> {
+  let summary = "Every rank gets the root rank's tensor";
+  let description = [{
+    Initial parameters and the other state that must agree across ranks
+    come from rank `root`. It has no gradient rule.
+
+    ```mlir
+    %w = gacc.collective_broadcast %w0 root = 0 ranks = 4 : tensor<256x784xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_AnyTensor:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$root,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs Gacc_AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `root` `=` $root `ranks` `=` $ranks attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // The training step
 //===----------------------------------------------------------------------===//
 

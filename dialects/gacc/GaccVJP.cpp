@@ -416,6 +416,34 @@ LogicalResult CastOp::buildVJP(OpBuilder &b, Value dy,
   return success();
 }
 
+LogicalResult AllReduceOp::buildVJP(OpBuilder &b, Value dy,
+                                    SmallVectorImpl<Value> &grads) {
+  grads.push_back(AllReduceOp::create(b, getLoc(), dy, getReductionAttr(),
+                                      getRanksAttr()));
+  return success();
+}
+
+LogicalResult ReduceScatterOp::buildVJP(OpBuilder &b, Value dy,
+                                        SmallVectorImpl<Value> &grads) {
+  Value grad = AllGatherOp::create(b, getLoc(), getInput().getType(), dy,
+                                   getDimAttr(), getRanksAttr());
+  if (getReduction() == CollectiveReduction::mean)
+    grad = tensorMath(b, *this, grad).div(
+        grad, buildScalar(b, getLoc(), getType().getElementType(),
+                          static_cast<double>(getRanks())));
+  grads.push_back(grad);
+  return success();
+}
+
+LogicalResult AllGatherOp::buildVJP(OpBuilder &b, Value dy,
+                                    SmallVectorImpl<Value> &grads) {
+  grads.push_back(ReduceScatterOp::create(
+      b, getLoc(), getInput().getType(), dy,
+      CollectiveReductionAttr::get(getContext(), CollectiveReduction::sum),
+      getDimAttr(), getRanksAttr()));
+  return success();
+}
+
 LogicalResult CheckpointOp::buildVJP(OpBuilder &b, Value dy,
                                      SmallVectorImpl<Value> &grads) {
   grads.push_back(dy);

@@ -130,6 +130,16 @@ func.func @nn(%x: tensor<2x3x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>,
   %9 = gacc.cast %8 : tensor<2x3x4xbf16> to tensor<2x3x4xf16>
   // CHECK: gacc.loss_scale : tensor<f32>
   %10 = gacc.loss_scale : tensor<f32>
+  // CHECK: gacc.all_reduce sum %{{.*}} ranks = 4 : tensor<2x3x4xf32>
+  %11 = gacc.all_reduce sum %x ranks = 4 : tensor<2x3x4xf32>
+  // CHECK: gacc.all_reduce mean %{{.*}} ranks = 2 : tensor<2x3x4xf32>
+  %12 = gacc.all_reduce mean %x ranks = 2 : tensor<2x3x4xf32>
+  // CHECK: gacc.reduce_scatter sum %{{.*}} dim = 2 ranks = 2 : tensor<2x3x4xf32> -> tensor<2x3x2xf32>
+  %13 = gacc.reduce_scatter sum %x dim = 2 ranks = 2 : tensor<2x3x4xf32> -> tensor<2x3x2xf32>
+  // CHECK: gacc.all_gather %{{.*}} dim = 0 ranks = 3 : tensor<2x3x4xf32> -> tensor<6x3x4xf32>
+  %14 = gacc.all_gather %x dim = 0 ranks = 3 : tensor<2x3x4xf32> -> tensor<6x3x4xf32>
+  // CHECK: gacc.collective_broadcast %{{.*}} root = 1 ranks = 2 : tensor<2x3xi32>
+  %15 = gacc.collective_broadcast %ids root = 1 ranks = 2 : tensor<2x3xi32>
   return
 }
 

@@ -105,3 +105,27 @@ gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> precision
 // CHECK: %[[B:.*]] = gacc.broadcast %[[R]] : tensor<1xf16> -> tensor<3xf16>
 // CHECK: %[[G:.*]] = gacc.cast %[[B]] : tensor<3xf16> to tensor<3xf32>
 // CHECK: return %{{.*}}, %[[G]] : tensor<f32>, tensor<3xf32>
+
+// -----
+
+// Collectives: all_reduce's gradient is the all_reduce of the gradient,
+// reduce_scatter's the all_gather (divided by the ranks for mean), and
+// all_gather's the reduce_scatter with sum.
+gacc.param @w : tensor<8xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<8xf32>
+  %g = gacc.all_gather %w dim = 0 ranks = 2 : tensor<8xf32> -> tensor<16xf32>
+  %s = gacc.reduce_scatter mean %g dim = 0 ranks = 4 : tensor<16xf32> -> tensor<4xf32>
+  %r = gacc.all_reduce sum %s ranks = 4 : tensor<4xf32>
+  %l = gacc.reduce_sum %r axes = [0] : tensor<4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1>
+// CHECK-LABEL: func.func @m_grad
+// CHECK: %[[DR:.*]] = gacc.broadcast %{{.*}} : tensor<1xf32> -> tensor<4xf32>
+// CHECK: %[[DS:.*]] = gacc.all_reduce sum %[[DR]] ranks = 4 : tensor<4xf32>
+// CHECK: %[[DG:.*]] = gacc.all_gather %[[DS]] dim = 0 ranks = 4 : tensor<4xf32> -> tensor<16xf32>
+// CHECK: %[[N:.*]] = gacc.constant dense<4.000000e+00> : tensor<f32>
+// CHECK: %[[DGM:.*]] = gacc.div %[[DG]], %[[N]] : tensor<16xf32>, tensor<f32>
+// CHECK: %[[DW:.*]] = gacc.reduce_scatter sum %[[DGM]] dim = 0 ranks = 2 : tensor<16xf32> -> tensor<8xf32>
+// CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<8xf32>
