@@ -12,6 +12,7 @@ packages=(${GACC_EXTRA_PACKAGES:-}
   nlohmann-json3-dev libopenblas-dev                       # runtime: safetensors, BLAS
   libgtest-dev                                             # unit tests
   pybind11-dev python3-dev                                 # Python bindings
+  libopenmpi-dev openmpi-bin                               # collectives across ranks
 )
 missing=()
 for package in "${packages[@]}"; do
