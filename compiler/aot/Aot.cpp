@@ -2,7 +2,6 @@
 
 #include "compiler/aot/Aot.h"
 #include "compiler/Describe.h"
-#include "compiler/Pipelines.h"
 #include "compiler/target/cpu/HostCodegen.h"
 #include "gacc/runtime/HostCode.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
