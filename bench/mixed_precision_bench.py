@@ -19,53 +19,17 @@ usage: bench/mixed_precision_bench.py [--gacc build/bin/gacc] [--threads 2]
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "e2e"))
 import parity  # noqa: E402  (the PyTorch versions of the examples)
+from train_bench import gacc_samples_per_s, torch_samples_per_s  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
-
-
-def torch_samples_per_s(model, batch, steps, autocast):
-    _, make_params, make_batch, loss_fn, adamw, clip = parity.MODELS[model]
-    params = {k: v.clone().requires_grad_(True)
-              for k, v in make_params().items()}
-    data = make_batch()
-    optimizer = torch.optim.AdamW(list(params.values()), **adamw)
-
-    def step():
-        optimizer.zero_grad()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            loss = loss_fn(params, data)
-        loss.backward()
-        if clip:
-            torch.nn.utils.clip_grad_norm_(list(params.values()), clip)
-        optimizer.step()
-
-    for _ in range(3):
-        step()
-    start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    return batch * steps / (time.perf_counter() - start)
-
-
-def gacc_samples_per_s(gacc, model, precision, steps, threads):
-    with tempfile.TemporaryDirectory() as work:
-        metrics = os.path.join(work, "m.jsonl")
-        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
-        subprocess.run([gacc, "run", model, f"--steps={steps + 3}",
-                        f"--precision={precision}", f"--metrics={metrics}"],
-                       check=True, env=env, stdout=subprocess.DEVNULL)
-        rates = [json.loads(line)["samples_per_s"] for line in open(metrics)]
-    return statistics.median(rates[3:])
 
 
 def plan(gacc, model, flags):
@@ -89,11 +53,14 @@ def main():
     for name, file, batch in (("mlp", "mlp.mlir", 64),
                               ("gpt", "gpt_mini.mlir", 16)):
         model = os.path.join(ROOT, "examples", file)
-        ours = {precision: gacc_samples_per_s(a.gacc, model, precision,
-                                              a.steps, a.threads)
+        ours = {precision: gacc_samples_per_s(a.gacc, model, a.steps,
+                                              a.threads,
+                                              [f"--precision={precision}"])
                 for precision in ("f32", "bf16", "f16")}
-        theirs = {precision: torch_samples_per_s(name, batch, a.steps,
-                                                 precision == "bf16")
+        _, make_params, make_batch, loss_fn, adamw, clip = parity.MODELS[name]
+        theirs = {precision: torch_samples_per_s(
+                      make_params, make_batch, loss_fn, batch, a.steps, adamw,
+                      clip, autocast=precision == "bf16")
                   for precision in ("f32", "bf16")}
         print(f"{name:9} {batch:5d} {ours['f32']:9.0f} {ours['bf16']:9.0f} "
               f"{ours['f16']:9.0f} {theirs['f32']:9.0f} {theirs['bf16']:10.0f} "

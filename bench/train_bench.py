@@ -47,7 +47,8 @@ def gpt_flops(batch):
 
 
 def torch_samples_per_s(make_params, make_batch, loss_fn, batch, steps,
-                        adamw, clip):
+                        adamw, clip, autocast=False):
+    """PyTorch eager; with `autocast`, under torch.autocast("cpu", bf16)."""
     params = {k: v.clone().requires_grad_(True)
               for k, v in make_params().items()}
     data = make_batch()
@@ -55,7 +56,9 @@ def torch_samples_per_s(make_params, make_batch, loss_fn, batch, steps,
 
     def step():
         optimizer.zero_grad()
-        loss_fn(params, data).backward()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = loss_fn(params, data)
+        loss.backward()
         if clip:
             torch.nn.utils.clip_grad_norm_(list(params.values()), clip)
         optimizer.step()
@@ -68,12 +71,12 @@ def torch_samples_per_s(make_params, make_batch, loss_fn, batch, steps,
     return batch * steps / (time.perf_counter() - start)
 
 
-def gacc_samples_per_s(gacc, model, steps, threads):
+def gacc_samples_per_s(gacc, model, steps, threads, flags=()):
     with tempfile.TemporaryDirectory() as work:
         metrics = os.path.join(work, "m.jsonl")
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
         subprocess.run([gacc, "run", model, f"--steps={steps + 5}",
-                        f"--metrics={metrics}"], check=True, env=env,
+                        f"--metrics={metrics}", *flags], check=True, env=env,
                        stdout=subprocess.DEVNULL)
         rates = [json.loads(line)["samples_per_s"] for line in open(metrics)]
     return statistics.median(rates[5:])

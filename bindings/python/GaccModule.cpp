@@ -104,10 +104,10 @@ struct PyTrainer {
   }
 
   void setParameter(const std::string &name, const py::array &array) {
-    for (const Parameter &param : trainer->model().params)
-      if (param.slot.name == name)
-        return check(trainer->setParameter(name, fromNumpy(param.slot, array)));
-    throw py::key_error("no parameter '" + name + "'");
+    const Parameter *param = trainer->model().findParameter(name);
+    if (!param)
+      throw py::key_error("no parameter '" + name + "'");
+    check(trainer->setParameter(name, fromNumpy(param->slot, array)));
   }
 
   py::list inputs() const {

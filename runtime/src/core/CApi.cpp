@@ -39,12 +39,6 @@ Status tensorFor(const TensorSlot &slot, const void *data, size_t bytes,
   return Status();
 }
 
-const TensorSlot *parameterSlot(const Trainer &trainer, const char *name) {
-  for (const Parameter &param : trainer.model().params)
-    if (param.slot.name == name)
-      return &param.slot;
-  return nullptr;
-}
 } // namespace
 
 extern "C" {
@@ -89,10 +83,10 @@ uint64_t gacc_trainer_step_count(const gacc_trainer *trainer) {
 
 int gacc_trainer_parameter_bytes(const gacc_trainer *trainer, const char *name,
                                  size_t *bytes) {
-  const TensorSlot *slot = parameterSlot(*trainer->trainer, name);
-  if (!slot)
+  const Parameter *param = trainer->trainer->model().findParameter(name);
+  if (!param)
     return fail(std::string("no parameter '") + name + "'");
-  *bytes = static_cast<size_t>(slot->bytes());
+  *bytes = static_cast<size_t>(param->slot.bytes());
   return 0;
 }
 
@@ -111,11 +105,11 @@ int gacc_trainer_get_parameter(const gacc_trainer *trainer, const char *name,
 
 int gacc_trainer_set_parameter(gacc_trainer *trainer, const char *name,
                                const void *data, size_t bytes) {
-  const TensorSlot *slot = parameterSlot(*trainer->trainer, name);
-  if (!slot)
+  const Parameter *param = trainer->trainer->model().findParameter(name);
+  if (!param)
     return fail(std::string("no parameter '") + name + "'");
   Tensor tensor;
-  if (int rc = report(tensorFor(*slot, data, bytes, tensor)))
+  if (int rc = report(tensorFor(param->slot, data, bytes, tensor)))
     return rc;
   return report(trainer->trainer->setParameter(name, tensor));
 }

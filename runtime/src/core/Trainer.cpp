@@ -223,17 +223,8 @@ Status Trainer::setInput(const std::string &name, const Tensor &tensor) {
   return Status();
 }
 
-/// The parameter named `name`; null if none.
-static const Parameter *findParameter(const ModelInfo &model,
-                                      const std::string &name) {
-  for (const Parameter &param : model.params)
-    if (param.slot.name == name)
-      return &param;
-  return nullptr;
-}
-
 Status Trainer::parameter(const std::string &name, Tensor &out) const {
-  const Parameter *param = findParameter(model_, name);
+  const Parameter *param = model_.findParameter(name);
   if (!param)
     return Status::error("no parameter '" + name + "'");
   out = read(*state_, param->slot);
@@ -241,7 +232,7 @@ Status Trainer::parameter(const std::string &name, Tensor &out) const {
 }
 
 Status Trainer::setParameter(const std::string &name, const Tensor &tensor) {
-  const Parameter *param = findParameter(model_, name);
+  const Parameter *param = model_.findParameter(name);
   if (!param)
     return Status::error("no parameter '" + name + "'");
   if (Status status = checkTensor("parameter", param->slot, tensor); !status)
@@ -318,6 +309,13 @@ Status Trainer::evaluate(double &loss, std::vector<Tensor> &outputs) {
   for (const TensorSlot &slot : model_.outputs)
     outputs.push_back(read(*io_, slot));
   return Status();
+}
+
+const Parameter *ModelInfo::findParameter(const std::string &name) const {
+  for (const Parameter &param : params)
+    if (param.slot.name == name)
+      return &param;
+  return nullptr;
 }
 
 const Input *ModelInfo::findInput(const std::string &name) const {

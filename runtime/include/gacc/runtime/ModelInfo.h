@@ -104,6 +104,7 @@ struct ModelInfo {
   std::optional<LossScaling> lossScaling;
 
   const Input *findInput(const std::string &name) const;
+  const Parameter *findParameter(const std::string &name) const;
 };
 
 } // namespace gacc::rt
