@@ -269,26 +269,25 @@ Status Trainer::step(StepResult &result) {
                  hyper[i]);
   int64_t counter = static_cast<int64_t>(step_);
   std::memcpy(io_->data + model_.step.offset, &counter, sizeof(counter));
-  const std::optional<LossScaling> &scaling = model_.lossScaling;
-  auto scalar = [](const Arena &arena, const TensorSlot &slot) {
-    return loadElement(slot.dtype, arena.data + slot.offset, 0);
-  };
-  result.lossScale = scaling ? scalar(*state_, scaling->scale) : 0.0;
+  result.lossScale = lossScale();
   resetCpuMemoryPeak();
   CpuMemoryStats before = cpuMemoryStats();
   call(compiled_.step);
   result.heapBytes = cpuMemoryStats().peakBytes - before.liveBytes;
   result.peakBytes = arenaBytes() + result.heapBytes;
-  result.loss = loadElement(model_.loss.dtype, io_->data + model_.loss.offset, 0);
-  result.gradNorm =
-      loadElement(model_.gradNorm.dtype, io_->data + model_.gradNorm.offset, 0);
+  auto output = [&](const TensorSlot &slot) {
+    return loadElement(slot.dtype, io_->data + slot.offset, 0);
+  };
+  result.loss = output(model_.loss);
+  result.gradNorm = output(model_.gradNorm);
   result.lr = lr;
-  result.skipped = scaling && scalar(*io_, scaling->foundInf) != 0.0;
+  result.skipped =
+      model_.lossScaling && output(model_.lossScaling->foundInf) != 0.0;
   if (!std::isfinite(result.loss) && !result.skipped)
     return Status::error("the loss is " + std::to_string(result.loss) +
                          " at step " + std::to_string(step_ + 1) +
                          ": training diverged");
-  if (result.skipped && scalar(*state_, scaling->scale) < 1.0)
+  if (result.skipped && lossScale() < 1.0)
     return Status::error(
         "the loss scale collapsed at step " + std::to_string(step_ + 1) +
         ": the gradients overflow even at scale " +
