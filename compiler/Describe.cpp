@@ -32,6 +32,9 @@ static rt::TensorSlot slotOf(const Slot &slot) {
   described.shape.assign(slot.type.getShape().begin(),
                          slot.type.getShape().end());
   described.offset = slot.offset;
+  if (slot.unsharded)
+    described.unshardedShape.assign(slot.unsharded.getShape().begin(),
+                                    slot.unsharded.getShape().end());
   return described;
 }
 
@@ -86,6 +89,10 @@ rt::ModelInfo mlir::gacc::describeStep(TrainStepOp step, const StepLayout &layou
   info.batchBytes = layout.batch.bytes;
   info.ioBytes = layout.io.bytes;
   info.batchSize = step.getBatchSize();
+  info.ranks = step.getEffectiveZero().getRanks();
+  info.zeroStage = step.getEffectiveZero().getStage();
+  if (const Slot *rank = layout.io.find(kRankSlot))
+    info.rank = slotOf(*rank);
 
   if (auto sgd = dyn_cast<SGDAttr>(step.getOptimizer())) {
     info.optimizer.kind = rt::OptimizerConfig::SGD;

@@ -18,6 +18,7 @@ using namespace mlir;
 void gacc::buildTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options) {
   pm.addPass(createMixedPrecision());
+  pm.addPass(createZero());
   pm.addPass(createAutodiff());
   pm.addPass(createRemat());
   pm.addPass(createAccumulate());

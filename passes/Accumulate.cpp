@@ -19,15 +19,17 @@ struct AccumulatePass : public gacc::impl::AccumulateBase<AccumulatePass> {
   LogicalResult accumulate(TrainStepOp step);
 };
 
-/// The count the loss is normalized by over the whole batch, as a scalar
-/// of the loss type, from the full-batch inputs.
-Value globalCount(OpBuilder &b, Operation *lossOp, IRMapping &fullInputs) {
+/// The count the loss is normalized by over the whole global batch, as a
+/// scalar of the loss type, from this rank's inputs (all of the batch on
+/// one rank, its slice on each of `ranks`).
+Value globalCount(OpBuilder &b, Operation *lossOp, IRMapping &fullInputs,
+                  int64_t ranks) {
   TensorMath m{b, lossOp->getLoc(),
                cast<RankedTensorType>(lossOp->getResult(0).getType())
                    .getElementType()};
   if (auto mse = dyn_cast<MseLossOp>(lossOp))
     return m.c(mse.getReduction() == LossReduction::mean
-                   ? mse.getInput().getType().getNumElements()
+                   ? mse.getInput().getType().getNumElements() * ranks
                    : 1.0);
   auto ce = cast<CrossEntropyOp>(lossOp);
   switch (ce.getReduction()) {
@@ -35,10 +37,12 @@ Value globalCount(OpBuilder &b, Operation *lossOp, IRMapping &fullInputs) {
     return m.c(1.0);
   case LossReduction::mean: {
     RankedTensorType targets = ce.getTargets().getType();
-    return m.c(targets.getRank() == 0 ? 1.0 : targets.getDimSize(0));
+    return m.c(targets.getRank() == 0 ? ranks
+                                      : targets.getDimSize(0) * ranks);
   }
   case LossReduction::token_mean: {
-    // The non-ignored targets of the whole batch, counted before the loop.
+    // The non-ignored targets of the whole batch, counted before the loop
+    // (on every rank: their numbers differ, unlike the examples').
     Value targets = fullInputs.lookupOrNull(ce.getTargets());
     if (!targets)
       return Value();
@@ -47,7 +51,11 @@ Value globalCount(OpBuilder &b, Operation *lossOp, IRMapping &fullInputs) {
         b, ce.getLoc(),
         RankedTensorType::get(shape, ce.getLogits().getType().getElementType()),
         targets);
-    return m.sumAll(oneHot);
+    Value count = m.sumAll(oneHot);
+    return ranks == 1 ? count
+                      : AllReduceOp::create(b, ce.getLoc(), count,
+                                            CollectiveReduction::sum, ranks)
+                            .getResult();
   }
   }
   llvm_unreachable("unknown reduction");
@@ -107,7 +115,9 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   if (!grad)
     return step.emitOpError("has no gradient function: run gacc-autodiff "
                             "first");
-  int64_t batch = step.getBatchSize(), micro = step.getEffectiveMicroBatchSize();
+  int64_t batch = step.getRankBatchSize(),
+          micro = step.getEffectiveMicroBatchSize();
+  int64_t ranks = step.getEffectiveZero().getRanks();
   int64_t full = batch / micro, tail = batch % micro;
 
   // The micro-batch models and their gradients (tail: the last, smaller one).
@@ -156,7 +166,7 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   }
   Operation *lossOp =
       model.getBody().front().getTerminator()->getOperand(0).getDefiningOp();
-  Value count = globalCount(b, lossOp, fullInputs);
+  Value count = globalCount(b, lossOp, fullInputs, ranks);
   if (!count)
     return lossOp->emitOpError("needs its targets to be a gacc.input to be "
                                "counted over the whole batch");
@@ -236,6 +246,9 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
 
 void AccumulatePass::runOnOperation() {
   for (TrainStepOp step : getOperation().getOps<TrainStepOp>())
-    if (step.getAccumulationSteps() > 1 && failed(accumulate(step)))
+    // On several ranks, one micro-batch is normalized globally too.
+    if ((step.getAccumulationSteps() > 1 ||
+         step.getEffectiveZero().getRanks() > 1) &&
+        failed(accumulate(step)))
       return signalPassFailure();
 }

@@ -313,14 +313,14 @@ FailureOr<func::FuncOp> gacc::specializeToMicroBatch(func::FuncOp model,
   return rebuildForBatch(model, batch, micro, name, Rebuild::MicroBatch);
 }
 
-LogicalResult gacc::resizeBatch(TrainStepOp step, int64_t batch) {
+LogicalResult gacc::resizeModelBatch(TrainStepOp step, int64_t batch) {
   if (batch < 1)
     return step.emitError("the batch size must be positive, got ") << batch;
   func::FuncOp model = step.getModelFunc();
   auto module = step->getParentOfType<ModuleOp>();
   std::string name = (model.getSymName() + "_batch_" + Twine(batch)).str();
   FailureOr<func::FuncOp> resized = rebuildForBatch(
-      model, step.getBatchSize(), batch, name, Rebuild::Resize);
+      model, step.getRankBatchSize(), batch, name, Rebuild::Resize);
   if (failed(resized))
     return failure();
   // The resized model takes the original's place and name.
@@ -329,15 +329,28 @@ LogicalResult gacc::resizeBatch(TrainStepOp step, int64_t batch) {
   resized->setSymNameAttr(modelName);
   for (InputOp input : module.getOps<InputOp>())
     input.setType(withDim(input.getTensorType(), 0, batch));
+  return success();
+}
+
+LogicalResult gacc::resizeBatch(TrainStepOp step, int64_t batch) {
+  auto module = step->getParentOfType<ModuleOp>();
+  StringRef modelName = step.getModel();
+  int64_t ranks = step.getEffectiveZero().getRanks();
+  if (batch % ranks != 0)
+    return step.emitError("the batch (")
+           << batch << ") must divide evenly over " << ranks << " ranks";
+  if (failed(resizeModelBatch(step, batch / ranks)))
+    return failure();
   // Every step of this model now trains on the new batch.
   Builder b(step.getContext());
   for (TrainStepOp other : module.getOps<TrainStepOp>()) {
-    if (other.getModel() != modelName.getValue())
+    if (other.getModel() != modelName)
       continue;
     other.setBatchSizeAttr(b.getI64IntegerAttr(batch));
     if (other.getMicroBatchSizeAttr() &&
-        other.getEffectiveMicroBatchSize() > batch)
-      other.setMicroBatchSizeAttr(b.getI64IntegerAttr(batch));
+        other.getEffectiveMicroBatchSize() > other.getRankBatchSize())
+      other.setMicroBatchSizeAttr(
+          b.getI64IntegerAttr(other.getRankBatchSize()));
   }
   return mlir::verify(module);
 }

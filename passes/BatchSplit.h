@@ -26,10 +26,15 @@ FailureOr<func::FuncOp> specializeToMicroBatch(func::FuncOp model,
                                                int64_t batch, int64_t micro,
                                                StringRef name);
 
+/// Rebuilds the model of `step` and its input declarations for `batch`
+/// examples per rank (the same analysis; the loss keeps its reduction);
+/// the steps are left as they are.
+LogicalResult resizeModelBatch(TrainStepOp step, int64_t batch);
+
 /// Rebuilds the model of `step` and its input declarations for a global
-/// batch of `batch` examples (the same analysis; the loss keeps its
-/// reduction) and sets the batch size of every step of that model; a
-/// micro-batch size above the new batch becomes the batch.
+/// batch of `batch` examples (split over the step's ranks, which must
+/// divide it) and sets the batch size of every step of that model; a
+/// micro-batch size above the new batch of a rank becomes that batch.
 LogicalResult resizeBatch(TrainStepOp step, int64_t batch);
 
 } // namespace mlir::gacc

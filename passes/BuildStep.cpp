@@ -3,6 +3,7 @@
 #include "dialects/gacc/GaccBuilders.h"
 #include "passes/Passes.h"
 #include "passes/StepLayout.h"
+#include "passes/Zero.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::gacc {
@@ -18,13 +19,15 @@ namespace {
 /// read from them.
 struct EntryBuilder {
   EntryBuilder(OpBuilder &b, Location loc, const StepLayout &layout,
-               func::FuncOp entry)
-      : b(b), loc(loc), layout(layout), state(entry.getArgument(0)),
-        batch(entry.getArgument(1)), io(entry.getArgument(2)) {}
+               int64_t ranks, func::FuncOp entry)
+      : b(b), loc(loc), layout(layout), ranks(ranks),
+        state(entry.getArgument(0)), batch(entry.getArgument(1)),
+        io(entry.getArgument(2)) {}
 
   OpBuilder &b;
   Location loc;
   const StepLayout &layout;
+  int64_t ranks;
   Value state, batch, io;
   DenseMap<std::pair<const void *, int64_t>, Value> tensors;
 
@@ -53,11 +56,23 @@ struct EntryBuilder {
     store.setWritable(true);
   }
 
+  /// This process's rank as an index (0 on one rank).
+  Value rankIndex() {
+    if (ranks == 1)
+      return arith::ConstantIndexOp::create(b, loc, 0);
+    Value rank = tensor::ExtractOp::create(
+        b, loc, read(io, *layout.io.find(kRankSlot)), ValueRange{});
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), rank);
+  }
+
   /// Clones the body of `func` with every gacc.load (nested ones too)
-  /// replaced by the slot tensor of its name; returns the mapped return
-  /// operands. With `training`, dropout draws its masks from the step
-  /// counter (combined with the micro-batch index that gacc-accumulate put
-  /// in its counter); otherwise it is skipped (evaluation, as model.eval()).
+  /// replaced by the slot tensor of its name; a parameter of which the slot
+  /// holds a shard (ZeRO-3) is all-gathered before each use, so that it is
+  /// whole only while that op runs. Returns the mapped return operands.
+  /// With `training`, dropout draws its masks from the step counter
+  /// (combined with the rank and the micro-batch index that gacc-accumulate
+  /// put in its counter); otherwise it is skipped (evaluation, as
+  /// model.eval()).
   SmallVector<Value> inlineModel(func::FuncOp func, bool training,
                                  int64_t microBatches) {
     // Read every slot the function loads up front, so the tensors dominate
@@ -75,6 +90,9 @@ struct EntryBuilder {
     });
     Value stepCounter =
         training ? read(io, *layout.io.find("step")) : Value();
+    Value rankTensor = training && ranks > 1
+                           ? read(io, *layout.io.find(kRankSlot))
+                           : Value();
 
     IRMapping mapping;
     SmallVector<Value> results;
@@ -95,8 +113,23 @@ struct EntryBuilder {
       });
     for (Operation *op : rewrites) {
       if (auto load = dyn_cast<LoadOp>(op)) {
-        replaceValue(results, load.getResult(), slots[load.getName()]);
-        load.replaceAllUsesWith(slots[load.getName()]);
+        Value slotTensor = slots[load.getName()];
+        const Slot *slot = layout.state.find(load.getName());
+        if (slot && slot->unsharded) {
+          for (OpOperand &use : llvm::make_early_inc_range(load->getUses())) {
+            OpBuilder nb(use.getOwner());
+            use.set(buildAllGather(nb, load.getLoc(), slotTensor,
+                                   slot->unsharded, ranks));
+          }
+          if (llvm::is_contained(results, load.getResult()))
+            replaceValue(results, load.getResult(),
+                         buildAllGather(b, load.getLoc(), slotTensor,
+                                        slot->unsharded, ranks));
+          load.erase();
+          continue;
+        }
+        replaceValue(results, load.getResult(), slotTensor);
+        load.replaceAllUsesWith(slotTensor);
         load.erase();
         continue;
       }
@@ -119,15 +152,24 @@ struct EntryBuilder {
       }
       Value counter = stepCounter;
       if (Value microBatch = dropout.getCounter()) {
-        // Micro-batch k of step s draws stream s·K + k.
+        // Micro-batch k of rank r of step s draws stream s·N·K + r·K + k:
+        // the streams of one rank running all N·K micro-batches.
         OpBuilder nb(dropout);
         Location loc = dropout.getLoc();
+        auto i64 = [&](int64_t value) {
+          return arith::ConstantIntOp::create(nb, loc, nb.getI64Type(), value);
+        };
         Value s = tensor::ExtractOp::create(nb, loc, stepCounter, ValueRange{});
         Value k = tensor::ExtractOp::create(nb, loc, microBatch, ValueRange{});
-        Value K = arith::ConstantIntOp::create(nb, loc, nb.getI64Type(),
-                                               microBatches);
         Value stream = arith::AddIOp::create(
-            nb, loc, arith::MulIOp::create(nb, loc, s, K), k);
+            nb, loc, arith::MulIOp::create(nb, loc, s, i64(ranks * microBatches)),
+            k);
+        if (ranks > 1) {
+          Value r = tensor::ExtractOp::create(nb, loc, rankTensor, ValueRange{});
+          stream = arith::AddIOp::create(
+              nb, loc, stream,
+              arith::MulIOp::create(nb, loc, r, i64(microBatches)));
+        }
         counter = tensor::FromElementsOp::create(
             nb, loc, stepCounter.getType(), ValueRange{stream});
       }
@@ -229,12 +271,11 @@ static Value buildUpdate(TensorMath &m, EntryBuilder &entry, Attribute optimizer
 }
 
 /// Dynamic loss scaling, as GradScaler.unscale_: divides the (scaled)
-/// gradients by the loss scale and returns whether all of them are finite
-/// (an i1 scalar). Each gradient is unscaled where it is computed, so that
-/// the unscaled one is what lands in its slot and no scaled copy of all
-/// gradients lives until the end of the backward pass.
-static Value buildUnscale(TensorMath &m, EntryBuilder &entry,
-                          MutableArrayRef<Value> grads) {
+/// gradients by the loss scale. Each gradient is unscaled where it is
+/// computed, so that the unscaled one is what lands in its slot and no
+/// scaled copy of all gradients lives until the end of the backward pass.
+static void buildUnscale(TensorMath &m, EntryBuilder &entry,
+                         MutableArrayRef<Value> grads) {
   OpBuilder &b = m.b;
   OpBuilder::InsertPoint end = b.saveInsertionPoint();
   Value scale = entry.read(entry.state, *entry.layout.state.find(kLossScaleSlot));
@@ -252,11 +293,17 @@ static Value buildUnscale(TensorMath &m, EntryBuilder &entry,
     grad = m.mul(grad, inverse);
   }
   b.restoreInsertionPoint(end);
-  // sum(g·0) is 0 when every element of g is finite, NaN otherwise.
+}
+
+/// Whether every gradient is finite (an i1 scalar): sum(g·0) is 0 when
+/// every element of g is finite, NaN otherwise. `overRanks` sums the
+/// probes of the ranks' shards, so that every rank decides alike.
+static Value buildFiniteCheck(TensorMath &m, ArrayRef<Value> grads,
+                              function_ref<Value(Value)> overRanks) {
   Value probe = m.c(0.0);
   for (Value grad : grads)
     probe = m.add(probe, m.sumAll(m.mul(grad, m.c(0.0))));
-  return m.compare(ComparePredicate::eq, probe, m.c(0.0));
+  return m.compare(ComparePredicate::eq, overRanks(probe), m.c(0.0));
 }
 
 /// GradScaler.update: after an overflow, back off and restart the count of
@@ -285,13 +332,6 @@ void BuildStepPass::runOnOperation() {
   TrainStepOp step = TrainStepOp::find(module, stepName);
   if (!step)
     return signalPassFailure();
-  // Sharding needs several processes and must not be silently dropped.
-  if (ZeroAttr zero = step.getEffectiveZero();
-      zero.getRanks() != 1 || zero.getStage() != 0) {
-    step.emitOpError("ZeRO sharding over several ranks is not supported by "
-                     "this build yet");
-    return signalPassFailure();
-  }
   FailureOr<StepLayout> layout = computeStepLayout(step);
   if (failed(layout))
     return signalPassFailure();
@@ -317,17 +357,46 @@ void BuildStepPass::runOnOperation() {
   OpBuilder b(module.getContext());
 
   // gacc_step: forward, backward, norm, clipping, update.
+  ZeroAttr zero = step.getEffectiveZero();
+  int64_t ranks = zero.getRanks();
   func::FuncOp stepFunc = createEntry(b, module, "gacc_step");
-  EntryBuilder entry(b, loc, *layout, stepFunc);
+  EntryBuilder entry(b, loc, *layout, ranks, stepFunc);
   SmallVector<Value> results =
       entry.inlineModel(grad, /*training=*/true, step.getAccumulationSteps());
   size_t numOutputs = model.getNumResults();
+  // This rank's share of the gradients (all of them on one rank).
   SmallVector<Value> grads(ArrayRef<Value>(results).drop_front(numOutputs));
-  entry.writeOutputs(ArrayRef<Value>(results).take_front(numOutputs));
-
   TensorMath m{b, loc, layout->element};
   LossScaleAttr lossScale = step.getEffectiveLossScale();
-  Value finite = lossScale ? buildUnscale(m, entry, grads) : Value();
+  if (lossScale)
+    buildUnscale(m, entry, grads);
+  // gacc-accumulate normalized every rank's loss and gradients by the
+  // global count: their sums over the ranks are the full batch's.
+  if (ranks > 1)
+    results[0] = AllReduceOp::create(b, loc, results[0],
+                                     CollectiveReduction::sum, ranks);
+  entry.writeOutputs(ArrayRef<Value>(results).take_front(numOutputs));
+
+  // What the optimizer updates with: the whole summed gradient (stage 0) or
+  // this rank's shard of it (stages 1-3), reduced once per step.
+  SmallVector<Value> reduced;
+  for (Value g : grads) {
+    if (shardsOptimizerState(zero))
+      reduced.push_back(buildReduceScatter(b, loc, g, ranks));
+    else if (ranks > 1)
+      reduced.push_back(
+          AllReduceOp::create(b, loc, g, CollectiveReduction::sum, ranks));
+    else
+      reduced.push_back(g);
+  }
+  auto overRanks = [&](Value scalar) -> Value {
+    if (!shardsOptimizerState(zero) || ranks == 1)
+      return scalar;
+    return AllReduceOp::create(b, loc, scalar, CollectiveReduction::sum,
+                               ranks);
+  };
+  Value finite =
+      lossScale ? buildFiniteCheck(m, reduced, overRanks) : Value();
   Value hyperTensor = entry.read(entry.io, *layout->io.find("hyper"));
   SmallVector<Value> hyper;
   for (int64_t i = 0; i < kHyperCount; ++i)
@@ -335,9 +404,9 @@ void BuildStepPass::runOnOperation() {
         buildReshape(b, loc, buildSlice(b, loc, hyperTensor, {i}, {1}), {}));
 
   Value squares = m.c(0.0);
-  for (Value g : grads)
+  for (Value g : reduced)
     squares = m.add(squares, m.sumAll(m.mul(g, g)));
-  Value norm = m.sqrt(squares);
+  Value norm = m.sqrt(overRanks(squares));
   entry.write(entry.io, *layout->io.find("grad_norm"), norm);
   Value clip;
   if (std::optional<APFloat> maxNorm = step.getGradClipNorm()) {
@@ -347,14 +416,27 @@ void BuildStepPass::runOnOperation() {
     clip = m.select(m.compare(ComparePredicate::lt, coef, m.c(1.0)), coef,
                     m.c(1.0));
   }
-  for (auto [param, g] : llvm::zip_equal(params, grads)) {
+  Value rank = shardsOptimizerState(zero) && !shardsParameters(zero)
+                   ? entry.rankIndex()
+                   : Value();
+  for (auto [param, g, local] : llvm::zip_equal(params, reduced, grads)) {
     const Slot &paramSlot = *layout->state.find(param.getSymName());
+    // Stage 1 keeps this rank's whole gradient; the others what they update
+    // with.
+    Value kept = shardsOptimizerState(zero) && !shardsGradients(zero) ? local : g;
     entry.write(entry.state,
-                *layout->state.find(("grad." + param.getSymName()).str()), g);
+                *layout->state.find(("grad." + param.getSymName()).str()),
+                kept);
     Value used = clip ? m.mul(g, clip) : g;
-    Value updated =
-        buildUpdate(m, entry, step.getOptimizer(), param.getSymName(),
-                    entry.read(entry.state, paramSlot), used, hyper, finite);
+    Value current = entry.read(entry.state, paramSlot);
+    if (rank)
+      current = buildLocalShard(b, loc, current, rank, ranks);
+    Value updated = buildUpdate(m, entry, step.getOptimizer(),
+                                param.getSymName(), current, used, hyper,
+                                finite);
+    // Stages 1 and 2: every rank gets the whole updated parameter.
+    if (rank)
+      updated = buildAllGather(b, loc, updated, param.getTensorType(), ranks);
     entry.write(entry.state, paramSlot, updated);
   }
   if (lossScale)
@@ -363,9 +445,24 @@ void BuildStepPass::runOnOperation() {
 
   // gacc_eval: the forward pass.
   func::FuncOp evalFunc = createEntry(b, module, "gacc_eval");
-  EntryBuilder evalEntry(b, loc, *layout, evalFunc);
-  evalEntry.writeOutputs(
-      evalEntry.inlineModel(model, /*training=*/false, /*microBatches=*/1));
+  EntryBuilder evalEntry(b, loc, *layout, ranks, evalFunc);
+  SmallVector<Value> evalResults =
+      evalEntry.inlineModel(model, /*training=*/false, /*microBatches=*/1);
+  // Every rank's loss is over its examples: their mean is the batch's
+  // (exactly, but for token_mean over unequal numbers of targets), their
+  // sum for a sum.
+  if (ranks > 1) {
+    Operation *lossOp =
+        model.getBody().front().getTerminator()->getOperand(0).getDefiningOp();
+    auto ce = dyn_cast_or_null<CrossEntropyOp>(lossOp);
+    auto mse = dyn_cast_or_null<MseLossOp>(lossOp);
+    bool sum = (ce && ce.getReduction() == LossReduction::sum) ||
+               (mse && mse.getReduction() == LossReduction::sum);
+    evalResults[0] = AllReduceOp::create(
+        b, loc, evalResults[0],
+        sum ? CollectiveReduction::sum : CollectiveReduction::mean, ranks);
+  }
+  evalEntry.writeOutputs(evalResults);
   func::ReturnOp::create(b, loc);
 
   // Only the entry points remain.

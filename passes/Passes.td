@@ -49,6 +49,52 @@ def MixedPrecision : Pass<"gacc-mixed-precision", "ModuleOp"> {
   ];
 }
 
+def Zero : Pass<"gacc-zero", "ModuleOp"> {
+  let summary = "Distribute training steps over ZeRO data-parallel ranks";
+  let description = [{
+    Sets each `gacc.train_step`'s `#gacc.zero<stage, ranks>` and rebuilds
+    its model and `gacc.input` declarations for the examples of one rank:
+    `batch_size` stays the global batch B, every input holds B/N examples
+    (each rank reads its own slice), and `micro_batch_size` splits a rank's
+    examples. The passes after it make the N copies of the step equal to
+    the one-rank step (see docs/zero.md):
+
+    * `gacc-accumulate` normalizes each rank's loss and gradients by the
+      count of the whole global batch (the non-ignored targets of all ranks
+      for `token_mean`, summed with `gacc.all_reduce`), so that summing
+      over ranks gives the full-batch values exactly;
+    * `gacc-build-step` reduces them once per step, after every
+      micro-batch: stage 0 all-reduces each gradient; stages 1 and 2
+      reduce-scatter it and update this rank's shard of the parameter with
+      its shard of the optimizer state, then all-gather the parameter;
+      stage 3 keeps only the shard of the parameter too and all-gathers it
+      before each use, forward and backward, freeing it after. Stage 2
+      keeps only the gradient's shard in the state; stage 1 the rank's own
+      whole gradient. The gradient norm and the loss-scale overflow check
+      are summed over the ranks.
+
+    Tensors are sharded flat and padded (see `Zero.h`), so the
+    communication per step is 2Ψ elements in stages 0-2 and 3Ψ in stage 3
+    for Ψ (padded) parameters, plus a few scalars.
+
+    ```mlir
+    // gacc-zero{stage=1 ranks=4}: 64 examples, 16 per rank
+    gacc.input @image : tensor<16x784xf32> features
+    gacc.train_step @train model @mlp batch_size 64 optimizer ...
+        zero #gacc.zero<stage = 1, ranks = 4>
+    ```
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", /*default=*/"-1",
+           "ZeRO stage 0, 1, 2 or 3 (default: each step's)">,
+    Option<"ranks", "ranks", "int64_t", /*default=*/"0",
+           "Data-parallel ranks (default: each step's)">
+  ];
+  let dependentDialects = [
+    "::mlir::gacc::GaccDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def Autodiff : Pass<"gacc-autodiff", "ModuleOp"> {
   let summary = "Reverse-mode automatic differentiation of model functions";
   let description = [{

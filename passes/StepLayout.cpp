@@ -1,6 +1,7 @@
 //===- StepLayout.cpp - where a compiled step keeps its tensors -------------===//
 
 #include "passes/StepLayout.h"
+#include "passes/Zero.h"
 #include "dialects/gacc/GaccShapes.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -9,9 +10,11 @@ using namespace mlir::gacc;
 
 int64_t Slot::bytes() const { return getStaticByteSize(type).value_or(0); }
 
-const Slot &ArenaLayout::add(StringRef name, RankedTensorType type) {
+const Slot &ArenaLayout::add(StringRef name, RankedTensorType type,
+                             RankedTensorType unsharded) {
   Slot slot{name.str(), type,
-            static_cast<int64_t>(llvm::alignTo(bytes, kSlotAlignment))};
+            static_cast<int64_t>(llvm::alignTo(bytes, kSlotAlignment)),
+            unsharded};
   bytes = slot.offset + slot.bytes();
   slots.push_back(slot);
   return slots.back();
@@ -45,15 +48,23 @@ FailureOr<StepLayout> gacc::computeStepLayout(TrainStepOp step) {
     layout.optimizerSlots = {"exp_avg", "exp_avg_sq"};
   }
 
+  ZeroAttr zero = step.getEffectiveZero();
+  auto addState = [&](const std::string &name, ParamOp param, bool sharded) {
+    RankedTensorType type = param.getTensorType();
+    if (sharded)
+      layout.state.add(name, shardType(type, zero.getRanks()), type);
+    else
+      layout.state.add(name, type);
+  };
   for (ParamOp param : params)
-    layout.state.add(param.getSymName(), param.getTensorType());
+    addState(param.getSymName().str(), param, shardsParameters(zero));
   for (ParamOp param : params)
-    layout.state.add(("grad." + param.getSymName()).str(),
-                     param.getTensorType());
+    addState(("grad." + param.getSymName()).str(), param,
+             shardsGradients(zero));
   for (const std::string &slot : layout.optimizerSlots)
     for (ParamOp param : params)
-      layout.state.add(slot + "." + param.getSymName().str(),
-                       param.getTensorType());
+      addState(slot + "." + param.getSymName().str(), param,
+               shardsOptimizerState(zero));
   auto scalar = RankedTensorType::get({}, layout.element);
   if (step.getEffectiveLossScale()) {
     layout.state.add(kLossScaleSlot, scalar);
@@ -69,8 +80,10 @@ FailureOr<StepLayout> gacc::computeStepLayout(TrainStepOp step) {
   layout.io.add("grad_norm", scalar);
   if (step.getEffectiveLossScale())
     layout.io.add(kFoundInfSlot, scalar);
-  layout.io.add("step", RankedTensorType::get({}, IntegerType::get(
-                                                      step.getContext(), 64)));
+  auto counter = RankedTensorType::get({}, IntegerType::get(step.getContext(), 64));
+  layout.io.add("step", counter);
+  if (zero.getRanks() > 1)
+    layout.io.add(kRankSlot, counter);
   for (auto [i, type] : llvm::enumerate(model.getResultTypes().drop_front()))
     if (auto tensor = dyn_cast<RankedTensorType>(type))
       layout.io.add("output." + std::to_string(i + 1), tensor);

@@ -33,17 +33,24 @@ inline constexpr llvm::StringLiteral kGrowthTrackerSlot =
     "loss_scale.growth_tracker";
 inline constexpr llvm::StringLiteral kFoundInfSlot = "found_inf";
 
+/// This process's rank (i64) on several ranks, set by the runtime.
+inline constexpr llvm::StringLiteral kRankSlot = "rank";
+
 struct Slot {
   std::string name;
   RankedTensorType type;
   int64_t offset = 0;
+  /// For this rank's shard of a tensor (see Zero.h): the whole tensor's
+  /// type; null otherwise.
+  RankedTensorType unsharded;
   int64_t bytes() const;
 };
 
 struct ArenaLayout {
   SmallVector<Slot> slots;
   int64_t bytes = 0;
-  const Slot &add(StringRef name, RankedTensorType type);
+  const Slot &add(StringRef name, RankedTensorType type,
+                  RankedTensorType unsharded = {});
   const Slot *find(StringRef name) const;
 };
 
@@ -51,13 +58,15 @@ struct StepLayout {
   /// Parameters by name; gradients "grad.<name>"; optimizer state
   /// "<slot>.<name>" with torch.optim's slot names: "momentum_buffer" (SGD
   /// with momentum), "exp_avg" and "exp_avg_sq" (AdamW); with loss scaling,
-  /// kLossScaleSlot and kGrowthTrackerSlot.
+  /// kLossScaleSlot and kGrowthTrackerSlot. Under ZeRO, the state the
+  /// stage shards holds this rank's shard.
   ArenaLayout state;
-  /// Inputs by name.
+  /// Inputs by name (this rank's examples).
   ArenaLayout batch;
   /// "hyper" (kHyperCount scalars), "loss", "grad_norm", "step" (the step
   /// counter, i64, which seeds dropout), then the model's further results as
-  /// "output.<i>"; with loss scaling, kFoundInfSlot after "grad_norm".
+  /// "output.<i>"; with loss scaling, kFoundInfSlot after "grad_norm"; on
+  /// several ranks, kRankSlot (i64) after "step".
   ArenaLayout io;
   /// The optimizer's state slot names, in order.
   SmallVector<std::string> optimizerSlots;

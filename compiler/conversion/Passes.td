@@ -12,7 +12,11 @@ def ConvertGaccToLinalg : Pass<"convert-gacc-to-linalg"> {
     `linalg.generic` whose indexing maps do the broadcasting, so elementwise
     fusion can merge chains; reductions and matmuls become `linalg.generic`
     ops with reduction iterators; shape ops become `tensor` ops;
-    `gacc.constant` becomes `arith.constant`. Composite ops must be
+    `gacc.constant` becomes `arith.constant`; collectives become calls of
+    the runtime's communicator (`gacc_comm_all_reduce`, `..._reduce_scatter`,
+    `..._all_gather`, `..._broadcast`: the operand's buffer and a new result
+    buffer as unranked memrefs, the element type as the runtime's DType
+    number, and the reduction (0 sum, 1 mean) or root). Composite ops must be
     decomposed first (`gacc-decompose`). Declarations and `gacc.load` are
     left alone: the step builder replaces them.
 
@@ -25,8 +29,11 @@ def ConvertGaccToLinalg : Pass<"convert-gacc-to-linalg"> {
     ```
   }];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
-    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect"
   ];
 }
 

@@ -488,13 +488,19 @@ LogicalResult TrainStepOp::verify() {
   int64_t batch = getBatchSizeAttr().getInt();
   if (batch < 1)
     return emitOpError("batch_size must be positive, got ") << batch;
+  uint64_t ranks = getEffectiveZero().getRanks();
+  if (getBatchSize() % ranks != 0)
+    return emitOpError("batch_size (")
+           << batch << ") must divide evenly over " << ranks << " ZeRO ranks";
   if (IntegerAttr microAttr = getMicroBatchSizeAttr()) {
     int64_t micro = microAttr.getInt();
     if (micro < 1)
       return emitOpError("micro_batch_size must be positive, got ") << micro;
-    if (micro > batch)
+    if (micro > getRankBatchSize())
       return emitOpError("micro_batch_size (")
-             << micro << ") exceeds batch_size (" << batch << ")";
+             << micro << ") exceeds "
+             << (ranks == 1 ? "batch_size" : "the batch of each rank") << " ("
+             << getRankBatchSize() << ")";
   }
   if (std::optional<APFloat> clip = getGradClipNorm())
     if (!(clip->convertToDouble() > 0.0))
@@ -505,10 +511,6 @@ LogicalResult TrainStepOp::verify() {
              << formatShortest(cosine.getMinLr())
              << ") exceeds the optimizer's lr ("
              << formatShortest(APFloat(getBaseLearningRate())) << ")";
-  uint64_t ranks = getEffectiveZero().getRanks();
-  if (getBatchSize() % ranks != 0)
-    return emitOpError("batch_size (")
-           << batch << ") must divide evenly over " << ranks << " ZeRO ranks";
   return success();
 }
 
@@ -540,13 +542,17 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
            << getModel() << "' reads no gacc.param: nothing to train";
 
   Operation *module = (*this)->getParentOp();
+  // Each rank's inputs hold its share of the batch.
   for (auto input : module->getRegion(0).getOps<InputOp>())
-    if (input.getTensorType().getDimSize(0) !=
-        static_cast<int64_t>(getBatchSize()))
-      return emitOpError("batch_size (")
-             << getBatchSize() << ") differs from dimension 0 of input '"
-             << input.getSymName() << "' ("
-             << input.getTensorType().getDimSize(0) << ")";
+    if (input.getTensorType().getDimSize(0) != getRankBatchSize()) {
+      InFlightDiagnostic diag = emitOpError("batch_size (") << getBatchSize();
+      if (getEffectiveZero().getRanks() != 1)
+        diag << ") over " << getEffectiveZero().getRanks() << " ranks ("
+             << getRankBatchSize() << " each";
+      return diag << ") differs from dimension 0 of input '"
+                  << input.getSymName() << "' ("
+                  << input.getTensorType().getDimSize(0) << ")";
+    }
   return success();
 }
 

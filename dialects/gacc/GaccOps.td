@@ -690,9 +690,13 @@ def Gacc_LossScaleOp : Gacc_Op<"loss_scale", [Pure]> {
 
 // Every rank of a group of `ranks` processes runs the same step (SPMD) and
 // reaches the same collectives in the same order; each combines one tensor
-// per rank. Rank-local values stay ordinary tensors.
+// per rank. Rank-local values stay ordinary tensors. Collectives are not
+// pure: every rank must reach each of them, so CSE must not merge two (ZeRO-3
+// gathers a parameter again for each use, to free it in between) and
+// dead-code elimination must not drop one on some ranks.
+def Gacc_Communicates : MemoryEffects<[MemRead, MemWrite]>;
 
-def Gacc_AllReduceOp : Gacc_Op<"all_reduce", [Pure, SameOperandsAndResultType,
+def Gacc_AllReduceOp : Gacc_Op<"all_reduce", [Gacc_Communicates, SameOperandsAndResultType,
     DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Every rank gets the sum or mean of all ranks' tensors";
   let description = [{
@@ -712,7 +716,7 @@ def Gacc_AllReduceOp : Gacc_Op<"all_reduce", [Pure, SameOperandsAndResultType,
       "$reduction $input `ranks` `=` $ranks attr-dict `:` type($input)";
 }
 
-def Gacc_ReduceScatterOp : Gacc_Op<"reduce_scatter", [Pure,
+def Gacc_ReduceScatterOp : Gacc_Op<"reduce_scatter", [Gacc_Communicates,
     DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Reduce over ranks, each rank keeping one shard";
   let description = [{
@@ -738,7 +742,7 @@ def Gacc_ReduceScatterOp : Gacc_Op<"reduce_scatter", [Pure,
   let hasVerifier = 1;
 }
 
-def Gacc_AllGatherOp : Gacc_Op<"all_gather", [Pure,
+def Gacc_AllGatherOp : Gacc_Op<"all_gather", [Gacc_Communicates,
     DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Concatenate every rank's shard, on every rank";
   let description = [{
@@ -761,7 +765,7 @@ def Gacc_AllGatherOp : Gacc_Op<"all_gather", [Pure,
   let hasVerifier = 1;
 }
 
-def Gacc_CollectiveBroadcastOp : Gacc_Op<"collective_broadcast", [Pure,
+def Gacc_CollectiveBroadcastOp : Gacc_Op<"collective_broadcast", [Gacc_Communicates,
     SameOperandsAndResultType]> {
   let summary = "Every rank gets the root rank's tensor";
   let description = [{
@@ -794,9 +798,10 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     first result is the scalar float loss; further results are outputs such as
     logits) and configures the step:
 
-    * `batch_size`: the global batch, equal to dimension 0 of every
-      `gacc.input`; `micro_batch_size` (default: the whole batch) splits it
-      into accumulation steps;
+    * `batch_size`: the global batch; each rank reads `batch_size / ranks`
+      examples (dimension 0 of every `gacc.input`: the whole batch on one
+      rank, see `gacc-zero`); `micro_batch_size` (default: the rank's
+      batch) splits a rank's examples into accumulation steps;
     * `optimizer`: `#gacc.sgd` or `#gacc.adamw`; `schedule`: `#gacc.constant_lr`
       (default) or `#gacc.warmup_cosine`; `grad_clip_norm`: clip the global
       gradient norm to this value (default: no clipping);
@@ -844,15 +849,20 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     static TrainStepOp find(::mlir::ModuleOp module, ::llvm::StringRef name);
     /// The model function; null if `model` does not name a func.func.
     ::mlir::func::FuncOp getModelFunc();
-    /// Batch sizes are positive (verified), so the unsigned accessors of
-    /// I64Attr convert safely.
-    int64_t getEffectiveMicroBatchSize() {
-      return getMicroBatchSize().value_or(getBatchSize());
+    /// The examples each rank trains on per step (the zero attribute's
+    /// ranks divide the batch: verified). Batch sizes are positive
+    /// (verified), so the unsigned accessors of I64Attr convert safely.
+    int64_t getRankBatchSize() {
+      return getBatchSize() / getEffectiveZero().getRanks();
     }
-    /// How many micro-batches one step runs (the last may be smaller).
+    int64_t getEffectiveMicroBatchSize() {
+      return getMicroBatchSize().value_or(getRankBatchSize());
+    }
+    /// How many micro-batches each rank runs per step (the last may be
+    /// smaller).
     int64_t getAccumulationSteps() {
       int64_t m = getEffectiveMicroBatchSize();
-      return (getBatchSize() + m - 1) / m;
+      return (getRankBatchSize() + m - 1) / m;
     }
     Precision getEffectivePrecision() {
       return getPrecision().value_or(Precision::f32);

@@ -4,6 +4,7 @@
 #include "gacc/runtime/Safetensors.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -94,8 +95,50 @@ void printProgress(uint64_t done, uint64_t total, double loss,
 }
 } // namespace
 
-int runTraining(Trainer &trainer, const RunOptions &options) {
+/// The ranks of this job: MPI's for a step compiled for several, else one
+/// (refusing an MPI job of several ranks, whose copies would each train
+/// alone).
+Status joinJob(Trainer &trainer, std::unique_ptr<Communicator> &out) {
   const ModelInfo &model = trainer.model();
+  if (model.ranks > 1) {
+    if (Status s = createMpiCommunicator(out); !s)
+      return s;
+  } else {
+    const char *size = std::getenv("OMPI_COMM_WORLD_SIZE");
+    out = createSingleRankCommunicator();
+    if (size && std::atoi(size) > 1)
+      return Status::error("the step is compiled for 1 rank, but mpirun "
+                           "started " + std::string(size) +
+                           ": give --ranks " + size);
+  }
+  return trainer.setCommunicator(*out);
+}
+
+/// `global`'s batches, or this rank's slice of them.
+std::unique_ptr<Dataset> forRank(std::unique_ptr<Dataset> global,
+                                 const Trainer &trainer) {
+  if (trainer.model().ranks == 1)
+    return global;
+  return Dataset::rankSlice(std::move(global), trainer.model(), trainer.rank());
+}
+
+int runTraining(Trainer &trainer, const RunOptions &options) {
+  std::unique_ptr<Communicator> communicator;
+  if (Status s = joinJob(trainer, communicator); !s)
+    return fail(s.message());
+  // On several ranks, an error on one must end all of them: the others
+  // would wait for it in their next collective.
+  auto fail = [&](const std::string &message) -> int {
+    if (communicator->size() > 1)
+      communicator->abort("rank " + std::to_string(communicator->rank()) +
+                          ": gacc run: error: " + message);
+    return gacc::fail(message);
+  };
+  bool leader = communicator->rank() == 0;
+  if (!leader)
+    std::freopen("/dev/null", "w", stdout); // rank 0 reports for the job
+  const ModelInfo &model = trainer.model();
+  ModelInfo global = model.globalBatch();
   trainer.initialize(options.seed);
   if (options.lr)
     trainer.setLearningRate(*options.lr);
@@ -112,20 +155,23 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
 
   std::unique_ptr<Dataset> data, evalData;
   if (options.data.empty()) {
-    data = Dataset::synthetic(model, options.seed);
-  } else if (Status s = Dataset::open(options.data, model, options.seed,
+    data = Dataset::synthetic(global, options.seed);
+  } else if (Status s = Dataset::open(options.data, global, options.seed,
                                       /*shuffle=*/true, data);
              !s) {
     return fail(s.message());
   }
-  if (!options.evalData.empty())
-    if (Status s = Dataset::open(options.evalData, model, options.seed,
+  data = forRank(std::move(data), trainer);
+  if (!options.evalData.empty()) {
+    if (Status s = Dataset::open(options.evalData, global, options.seed,
                                  /*shuffle=*/false, evalData);
         !s)
       return fail(s.message());
+    evalData = forRank(std::move(evalData), trainer);
+  }
 
   std::ofstream metrics;
-  if (!options.metrics.empty()) {
+  if (!options.metrics.empty() && leader) {
     metrics.open(options.metrics);
     if (!metrics)
       return fail(options.metrics + ": cannot write");
@@ -151,10 +197,12 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
                          std::chrono::steady_clock::now() - stepStart)
                          .count();
     double samplesPerSecond = model.batchSize / seconds;
-    if (step == first && !options.dumpGrads.empty())
-      if (Status s = writeSafetensors(options.dumpGrads, trainer.gradients());
-          !s)
-        return fail(s.message());
+    if (step == first && !options.dumpGrads.empty()) {
+      TensorFile grads = trainer.gradients(); // every rank gathers
+      if (leader)
+        if (Status s = writeSafetensors(options.dumpGrads, grads); !s)
+          return fail(s.message());
+    }
     skipped += result.skipped;
     if (metrics) {
       metrics << std::setprecision(std::numeric_limits<double>::max_digits10)
@@ -170,6 +218,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
                 << ", \"skipped\": " << (result.skipped ? "true" : "false");
       metrics << "}\n";
     }
+    if (!leader)
+      continue;
     if (terminal)
       printProgress(step + 1 - first, options.steps, result.loss,
                     samplesPerSecond);
@@ -185,7 +235,7 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
       std::printf("\n");
     }
   }
-  if (terminal)
+  if (terminal && leader)
     std::printf("\n");
   double total = std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - start)

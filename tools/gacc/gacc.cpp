@@ -19,6 +19,7 @@
 #include "compiler/LoadModel.h"
 #include "compiler/plan/MemoryPlan.h"
 #include "passes/BatchSplit.h"
+#include "passes/Zero.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/AsmState.h"
@@ -168,6 +169,19 @@ static cl::opt<std::string> precision(
     cl::sub(planCommand),
     cl::cat(transformCategory));
 
+static cl::opt<int64_t> ranks(
+    "ranks",
+    cl::desc("ZeRO data-parallel ranks: the step for one of N processes, each "
+             "reading batch/N examples (run it with mpirun -np N)"),
+    cl::value_desc("N"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(transformCategory));
+static cl::opt<int64_t> zeroStage(
+    "zero-stage",
+    cl::desc("ZeRO stage: 0 (gradients all-reduced), 1 (optimizer state "
+             "sharded), 2 (and gradients), 3 (and parameters)"),
+    cl::value_desc("S"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(transformCategory));
+
 static cl::OptionCategory planCategory("Plan options");
 static cl::opt<bool> planJson("json", cl::desc("Print the plan as JSON"),
                               cl::sub(planCommand), cl::cat(planCategory));
@@ -196,7 +210,7 @@ struct LoadedModel {
     if (module)
       step = mlir::gacc::TrainStepOp::find(*module, stepName);
     return step && succeeded(applyPrecisionOption()) &&
-           succeeded(applyRematOptions()) &&
+           succeeded(applyZeroOptions()) && succeeded(applyRematOptions()) &&
            succeeded(applyBatchOptions()) && succeeded(fitRematBudget());
   }
 
@@ -227,6 +241,19 @@ struct LoadedModel {
            << " activations, planned peak "
            << mlir::gacc::formatBytes(plan->peakBytes()) << "\n";
     return mlir::success();
+  }
+
+  /// --ranks / --zero-stage distribute the step (gacc-zero).
+  mlir::LogicalResult applyZeroOptions() {
+    if (!ranks.getNumOccurrences() && !zeroStage.getNumOccurrences())
+      return mlir::success();
+    mlir::gacc::ZeroAttr zero = step.getEffectiveZero();
+    return mlir::gacc::distributeStep(
+        step,
+        zeroStage.getNumOccurrences() ? zeroStage.getValue()
+                                      : static_cast<int64_t>(zero.getStage()),
+        ranks.getNumOccurrences() ? ranks.getValue()
+                                  : static_cast<int64_t>(zero.getRanks()));
   }
 
   /// --precision overrides the step's precision.
@@ -443,7 +470,8 @@ static int runArtifact() {
   // These shape the compiled code, so they belong to `gacc compile`.
   for (cl::Option *option : std::initializer_list<cl::Option *>{
            &stepName, &globalBatch, &microBatch, &accumulationSteps,
-           &memoryBudget, &rematPolicy, &rematBudget, &precision})
+           &memoryBudget, &rematPolicy, &rematBudget, &precision, &ranks,
+           &zeroStage})
     if (option->getNumOccurrences()) {
       errs() << "gacc run: error: " << inputPath
              << " is compiled: give --" << option->ArgStr

@@ -17,8 +17,10 @@ struct ConvertGaccToLinalgPass
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     ConversionTarget target(*context);
-    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
-                           math::MathDialect, tensor::TensorDialect>();
+    target.addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
+                           func::FuncDialect, linalg::LinalgDialect,
+                           math::MathDialect, memref::MemRefDialect,
+                           tensor::TensorDialect>();
     // Every compute op must lower; declarations, loads and the step stay.
     target.addIllegalDialect<GaccDialect>();
     // The barrier stays until bufferization (see its description).
@@ -31,6 +33,7 @@ struct ConvertGaccToLinalgPass
     populateStructuredToLinalgPatterns(patterns);
     populateShapeToTensorPatterns(patterns);
     populateIndexOpsToLinalgPatterns(patterns);
+    populateCollectivesToCallsPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

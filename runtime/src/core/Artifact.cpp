@@ -98,10 +98,13 @@ E valueOf(const Names<E, N> &names, const Json &json, const char *field) {
 }
 
 Json slotJson(const TensorSlot &slot) {
-  return {{"name", slot.name},
-          {"dtype", std::string(dtypeName(slot.dtype))},
-          {"shape", slot.shape},
-          {"offset", slot.offset}};
+  Json json = {{"name", slot.name},
+               {"dtype", std::string(dtypeName(slot.dtype))},
+               {"shape", slot.shape},
+               {"offset", slot.offset}};
+  if (slot.sharded())
+    json["unsharded_shape"] = slot.unshardedShape;
+  return json;
 }
 
 TensorSlot slotFrom(const Json &json) {
@@ -116,6 +119,11 @@ TensorSlot slotFrom(const Json &json) {
   slot.offset = json.at("offset").get<int64_t>();
   if (slot.offset < 0 || !elementCount(slot.shape))
     throw Malformed{"bad offset or shape of '" + slot.name + "'"};
+  if (json.contains("unsharded_shape")) {
+    slot.unshardedShape = json.at("unsharded_shape").get<std::vector<int64_t>>();
+    if (slot.shape.size() != 1 || !elementCount(slot.unshardedShape))
+      throw Malformed{"bad shard of '" + slot.name + "'"};
+  }
   return slot;
 }
 
@@ -166,6 +174,8 @@ Json modelJson(const ModelInfo &model) {
       {"workspace_bytes", model.workspaceBytes},
       {"unplanned_bytes", model.unplannedBytes},
       {"batch_size", model.batchSize},
+      {"ranks", model.ranks},
+      {"zero_stage", model.zeroStage},
       {"optimizer",
        {{"kind", nameOf(kOptimizers, opt.kind)},
         {"lr", opt.lr},
@@ -183,6 +193,8 @@ Json modelJson(const ModelInfo &model) {
         {"min_lr", model.schedule.minLr}}}};
   if (model.gradClipNorm)
     json["grad_clip_norm"] = *model.gradClipNorm;
+  if (model.rank)
+    json["rank"] = slotJson(*model.rank);
   if (model.lossScaling)
     json["loss_scaling"] = {
         {"scale", slotJson(model.lossScaling->scale)},
@@ -221,6 +233,13 @@ ModelInfo modelFrom(const Json &json) {
   model.workspaceBytes = json.at("workspace_bytes").get<int64_t>();
   model.unplannedBytes = json.at("unplanned_bytes").get<int64_t>();
   model.batchSize = json.at("batch_size").get<int64_t>();
+  model.ranks = json.at("ranks").get<int64_t>();
+  model.zeroStage = json.at("zero_stage").get<int64_t>();
+  if (model.ranks < 1 || model.batchSize % model.ranks != 0 ||
+      model.zeroStage < 0 || model.zeroStage > 3)
+    throw Malformed{"bad ranks or ZeRO stage"};
+  if (json.contains("rank"))
+    model.rank = slotFrom(json.at("rank"));
   const Json &opt = json.at("optimizer");
   model.optimizer.kind = valueOf(kOptimizers, opt, "kind");
   model.optimizer.lr = opt.at("lr").get<double>();
@@ -268,6 +287,8 @@ ModelInfo modelFrom(const Json &json) {
     inside(model.lossScaling->growthTracker, model.stateBytes);
     inside(model.lossScaling->foundInf, model.ioBytes);
   }
+  if (model.rank)
+    inside(*model.rank, model.ioBytes);
   return model;
 }
 

@@ -253,4 +253,44 @@ std::unique_ptr<Dataset> Dataset::synthetic(const ModelInfo &model,
   return std::make_unique<SyntheticDataset>(model, seed);
 }
 
+namespace {
+class RankSlice : public Dataset {
+public:
+  RankSlice(std::unique_ptr<Dataset> global, int64_t rows, int rank)
+      : global_(std::move(global)), rows_(rows), rank_(rank) {}
+  Status batch(uint64_t step, Batch &out) override {
+    Batch whole;
+    if (Status status = global_->batch(step, whole); !status)
+      return status;
+    out.clear();
+    for (auto &[name, tensor] : whole) {
+      std::vector<int64_t> shape = tensor.shape();
+      size_t rowBytes = tensor.byteSize() / shape[0];
+      shape[0] = rows_;
+      Tensor slice(tensor.dtype(), shape);
+      std::memcpy(slice.data(),
+                  static_cast<const std::byte *>(tensor.data()) +
+                      rank_ * rows_ * rowBytes,
+                  slice.byteSize());
+      out.emplace(name, std::move(slice));
+    }
+    return Status();
+  }
+  uint64_t batchesPerEpoch() const override {
+    return global_->batchesPerEpoch();
+  }
+
+private:
+  std::unique_ptr<Dataset> global_;
+  int64_t rows_;
+  int rank_;
+};
+} // namespace
+
+std::unique_ptr<Dataset> Dataset::rankSlice(std::unique_ptr<Dataset> global,
+                                            const ModelInfo &model, int rank) {
+  return std::make_unique<RankSlice>(std::move(global),
+                                     model.batchSize / model.ranks, rank);
+}
+
 } // namespace gacc::rt

@@ -1,10 +1,12 @@
 //===- Trainer.cpp - run a compiled training step ---------------------------===//
 
 #include "gacc/runtime/Trainer.h"
+#include "gacc/runtime/Collectives.h"
 #include "gacc/runtime/CpuMemory.h"
 #include "gacc/runtime/Init.h"
 #include "gacc/runtime/Optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -46,10 +48,73 @@ int64_t Trainer::arenaBytes() const {
          model_.workspaceBytes;
 }
 
+Status Trainer::setCommunicator(Communicator &communicator) {
+  if (communicator.size() != model_.ranks)
+    return Status::error(
+        "the step is compiled for " + std::to_string(model_.ranks) +
+        " rank" + (model_.ranks == 1 ? "" : "s") + ", but the job has " +
+        std::to_string(communicator.size()) +
+        (model_.ranks == 1 ? " (compile it with --ranks)"
+                           : " (launch it with mpirun -np " +
+                                 std::to_string(model_.ranks) + ")"));
+  communicator_ = &communicator;
+  if (model_.rank) {
+    int64_t rank = communicator.rank();
+    std::memcpy(io_->data + model_.rank->offset, &rank, sizeof(rank));
+  }
+  return Status();
+}
+
+TensorSlot Trainer::wholeSlot(const TensorSlot &slot) {
+  TensorSlot whole = slot;
+  if (slot.sharded()) {
+    whole.shape = slot.unshardedShape;
+    whole.unshardedShape.clear();
+  }
+  return whole;
+}
+
+Tensor Trainer::readWhole(const TensorSlot &slot) const {
+  if (!slot.sharded())
+    return read(*state_, slot);
+  Tensor whole(slot.dtype, slot.unshardedShape);
+  int64_t shard = slot.shape[0];
+  std::vector<std::byte> gathered(shard * model_.ranks * byteWidth(slot.dtype));
+  Status status = communicator_->allGather(state_->data + slot.offset,
+                                           gathered.data(), shard, slot.dtype);
+  if (!status)
+    communicator_->abort("rank " + std::to_string(rank()) + ": gathering '" +
+                         slot.name + "': " + status.message());
+  std::memcpy(whole.data(), gathered.data(), whole.byteSize());
+  return whole;
+}
+
+void Trainer::writeWhole(const TensorSlot &slot, const Tensor &whole) {
+  if (!slot.sharded())
+    return write(*state_, slot, whole);
+  // Elements [r·s, (r+1)·s) of the flat tensor; past its end, padding.
+  size_t width = byteWidth(slot.dtype);
+  int64_t shard = slot.shape[0], begin = rank() * shard;
+  int64_t count = std::clamp<int64_t>(whole.numElements() - begin, 0, shard);
+  std::byte *target = state_->data + slot.offset;
+  std::memset(target, 0, shard * width);
+  if (count > 0)
+    std::memcpy(target, static_cast<const std::byte *>(whole.data()) +
+                            begin * width,
+                count * width);
+}
+
 void Trainer::initialize(uint64_t seed) {
   std::memset(state_->data, 0, model_.stateBytes);
-  for (const Parameter &param : model_.params)
-    initializeParameter(param, seed, state_->data + param.slot.offset);
+  for (const Parameter &param : model_.params) {
+    // A shard is cut from the whole initialized tensor, the same on every
+    // rank.
+    Parameter whole = param;
+    whole.slot = wholeSlot(param.slot);
+    Tensor values(whole.slot.dtype, whole.slot.shape);
+    initializeParameter(whole, seed, static_cast<std::byte *>(values.data()));
+    writeWhole(param.slot, values);
+  }
   resetLossScale();
   step_ = optimizerStep_ = 0;
 }
@@ -119,18 +184,19 @@ Status Trainer::loadParameters(const TensorFile &file,
     if (it == file.tensors.end())
       return Status::error(origin + ": missing parameter '" + param.slot.name +
                            "'");
-    if (Status status = checkTensor(origin, param.slot, it->second); !status)
+    if (Status status = checkTensor(origin, wholeSlot(param.slot), it->second);
+        !status)
       return status;
   }
   for (const Parameter &param : model_.params)
-    write(*state_, param.slot, file.tensors.at(param.slot.name));
+    writeWhole(param.slot, file.tensors.at(param.slot.name));
   return Status();
 }
 
 TensorFile Trainer::parameters() const {
   TensorFile file;
   for (const Parameter &param : model_.params)
-    file.tensors.emplace(param.slot.name, read(*state_, param.slot));
+    file.tensors.emplace(param.slot.name, readWhole(param.slot));
   return file;
 }
 
@@ -138,14 +204,14 @@ TensorFile Trainer::gradients() const {
   TensorFile file;
   for (size_t i = 0; i < model_.params.size(); ++i)
     file.tensors.emplace(model_.params[i].slot.name,
-                         read(*state_, model_.grads[i]));
+                         readWhole(model_.grads[i]));
   return file;
 }
 
 TensorFile Trainer::checkpoint() const {
   TensorFile file = parameters();
   for (const TensorSlot *slot : checkpointedState(model_))
-    file.tensors.emplace(slot->name, read(*state_, *slot));
+    file.tensors.emplace(slot->name, readWhole(*slot));
   file.tensors.emplace("step", counterTensor(step_));
   file.tensors.emplace("optimizer_step", counterTensor(optimizerStep_));
   file.metadata["format"] = "gacc-checkpoint";
@@ -188,13 +254,14 @@ Status Trainer::restore(const TensorFile &file, const std::string &origin) {
     if (it == file.tensors.end())
       return Status::error(origin + ": missing optimizer state '" +
                            slot->name + "'");
-    if (Status status = checkTensor(origin, *slot, it->second); !status)
+    if (Status status = checkTensor(origin, wholeSlot(*slot), it->second);
+        !status)
       return status;
   }
   if (Status status = loadParameters(file, origin); !status)
     return status;
   for (const TensorSlot *slot : restored)
-    write(*state_, *slot, file.tensors.at(slot->name));
+    writeWhole(*slot, file.tensors.at(slot->name));
   if (freshScale)
     resetLossScale();
   step_ = static_cast<uint64_t>(*step->dataAs<int64_t>());
@@ -203,7 +270,8 @@ Status Trainer::restore(const TensorFile &file, const std::string &origin) {
 }
 
 Status Trainer::saveCheckpoint(const std::string &path) const {
-  return writeSafetensors(path, checkpoint());
+  TensorFile file = checkpoint();
+  return rank() == 0 ? writeSafetensors(path, file) : Status();
 }
 
 Status Trainer::loadCheckpoint(const std::string &path) {
@@ -227,7 +295,7 @@ Status Trainer::parameter(const std::string &name, Tensor &out) const {
   const Parameter *param = model_.findParameter(name);
   if (!param)
     return Status::error("no parameter '" + name + "'");
-  out = read(*state_, param->slot);
+  out = readWhole(param->slot);
   return Status();
 }
 
@@ -235,9 +303,10 @@ Status Trainer::setParameter(const std::string &name, const Tensor &tensor) {
   const Parameter *param = model_.findParameter(name);
   if (!param)
     return Status::error("no parameter '" + name + "'");
-  if (Status status = checkTensor("parameter", param->slot, tensor); !status)
+  if (Status status = checkTensor("parameter", wholeSlot(param->slot), tensor);
+      !status)
     return status;
-  write(*state_, param->slot, tensor);
+  writeWhole(param->slot, tensor);
   return Status();
 }
 
@@ -255,11 +324,18 @@ Status Trainer::setBatch(const Batch &batch) {
 }
 
 void Trainer::call(StepEntry entry) {
+  setStepCommunicator(communicator_);
   entry(&state_->descriptor, &batch_->descriptor, &io_->descriptor,
         &workspace_->descriptor);
+  setStepCommunicator(nullptr);
 }
 
 Status Trainer::step(StepResult &result) {
+  if (model_.ranks > 1 && !communicator_)
+    return Status::error("the step is compiled for " +
+                         std::to_string(model_.ranks) +
+                         " ranks: run it in an MPI job of as many (mpirun -np " +
+                         std::to_string(model_.ranks) + ")");
   double lr =
       scheduledLearningRate(model_.schedule, model_.optimizer.lr, step_);
   std::array<double, 4> hyper =
@@ -302,6 +378,9 @@ Status Trainer::step(StepResult &result) {
 }
 
 Status Trainer::evaluate(double &loss, std::vector<Tensor> &outputs) {
+  if (model_.ranks > 1 && !communicator_)
+    return Status::error("the step is compiled for " +
+                         std::to_string(model_.ranks) + " ranks");
   call(compiled_.eval);
   loss = loadElement(model_.loss.dtype, io_->data + model_.loss.offset, 0);
   outputs.clear();
@@ -315,6 +394,14 @@ const Parameter *ModelInfo::findParameter(const std::string &name) const {
     if (param.slot.name == name)
       return &param;
   return nullptr;
+}
+
+ModelInfo ModelInfo::globalBatch() const {
+  ModelInfo global = *this;
+  for (Input &input : global.inputs)
+    input.slot.shape[0] *= ranks;
+  global.ranks = 1;
+  return global;
 }
 
 const Input *ModelInfo::findInput(const std::string &name) const {

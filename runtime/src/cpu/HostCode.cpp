@@ -2,6 +2,7 @@
 
 #include "gacc/runtime/HostCode.h"
 #include "gacc/runtime/Artifact.h"
+#include "gacc/runtime/Collectives.h"
 #include "gacc/runtime/CpuMemory.h"
 
 #include <cerrno>
@@ -34,6 +35,11 @@ const std::vector<HostImport> &hostImports() {
        reinterpret_cast<void *>(&gacc_cpu_matmul_f16_f32)},
       {"gacc_cpu_matmul_bf16_f32",
        reinterpret_cast<void *>(&gacc_cpu_matmul_bf16_f32)},
+      {"gacc_comm_all_reduce", reinterpret_cast<void *>(&gacc_comm_all_reduce)},
+      {"gacc_comm_reduce_scatter",
+       reinterpret_cast<void *>(&gacc_comm_reduce_scatter)},
+      {"gacc_comm_all_gather", reinterpret_cast<void *>(&gacc_comm_all_gather)},
+      {"gacc_comm_broadcast", reinterpret_cast<void *>(&gacc_comm_broadcast)},
   };
   return imports;
 }

@@ -37,6 +37,13 @@ public:
   /// token of a counting sequence; masks are ones.
   static std::unique_ptr<Dataset> synthetic(const ModelInfo &model,
                                             uint64_t seed);
+
+  /// Rank `rank`'s examples of `global`'s batches (opened for
+  /// model.globalBatch()): rows [rank·b, (rank+1)·b) of each, b the
+  /// examples of one rank, so that the ranks together see what one rank
+  /// would.
+  static std::unique_ptr<Dataset> rankSlice(std::unique_ptr<Dataset> global,
+                                            const ModelInfo &model, int rank);
 };
 
 } // namespace gacc::rt

@@ -24,6 +24,11 @@ struct TensorSlot {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   int64_t offset = 0;
+  /// For this rank's ZeRO shard of a tensor: the whole tensor's shape (the
+  /// slot holds elements [r·s, (r+1)·s) of it flattened and zero-padded to
+  /// ranks·s, s = shape[0]); empty otherwise.
+  std::vector<int64_t> unshardedShape;
+  bool sharded() const { return !unshardedShape.empty(); }
   int64_t bytes() const {
     return elementCount(shape).value_or(0) * static_cast<int64_t>(byteWidth(dtype));
   }
@@ -97,12 +102,22 @@ struct ModelInfo {
   int64_t workspaceBytes = 0;
   /// The plan's estimate of the temporaries it left to the heap.
   int64_t unplannedBytes = 0;
+  /// The global batch; each of `ranks` ranks holds batchSize / ranks
+  /// examples in its inputs.
   int64_t batchSize = 0;
+  /// ZeRO data parallelism: the ranks the step was compiled for, its stage,
+  /// and on several ranks the io slot of this process's rank (i64).
+  int64_t ranks = 1;
+  int64_t zeroStage = 0;
+  std::optional<TensorSlot> rank;
   OptimizerConfig optimizer;
   ScheduleConfig schedule;
   std::optional<double> gradClipNorm;
   std::optional<LossScaling> lossScaling;
 
+  /// This model with inputs of the whole global batch: what a dataset
+  /// assembles before each rank keeps its slice.
+  ModelInfo globalBatch() const;
   const Input *findInput(const std::string &name) const;
   const Parameter *findParameter(const std::string &name) const;
 };

@@ -10,6 +10,7 @@
 #ifndef GACC_RUNTIME_TRAINER_H
 #define GACC_RUNTIME_TRAINER_H
 
+#include "gacc/runtime/Communicator.h"
 #include "gacc/runtime/Dataset.h"
 #include "gacc/runtime/ModelInfo.h"
 #include "gacc/runtime/Safetensors.h"
@@ -74,8 +75,13 @@ public:
   /// The loss scale the next step uses; 0 without loss scaling.
   double lossScale() const;
 
-  /// Fresh parameters from their initializers mixed with `seed`; zero
-  /// optimizer state and step.
+  /// A step compiled for several ranks runs on `communicator` (which must
+  /// outlive the trainer and have that many ranks): this process is its
+  /// rank. Without one, the trainer is the only rank.
+  Status setCommunicator(Communicator &communicator);
+  int rank() const { return communicator_ ? communicator_->rank() : 0; }
+  /// Fresh parameters from their initializers mixed with `seed` (the same
+  /// on every rank, each keeping its shard); zero optimizer state and step.
   void initialize(uint64_t seed);
   /// Overrides the base learning rate of the optimizer.
   void setLearningRate(double lr) { model_.optimizer.lr = lr; }
@@ -85,11 +91,14 @@ public:
   Status loadParameters(const TensorFile &file, const std::string &origin);
   /// Parameters, optimizer state (with the loss scale) and the step
   /// counters, for --save/--resume. A checkpoint without a loss scale (from
-  /// an f32 or bf16 run) restores with the initial scale.
+  /// an f32 or bf16 run) restores with the initial scale. Under ZeRO the
+  /// tensors are whole (consolidated: every rank gathers the shards, so
+  /// every rank must call it), and restoring keeps this rank's shards:
+  /// checkpoints move between any numbers of ranks and stages.
   TensorFile checkpoint() const;
   Status restore(const TensorFile &file, const std::string &origin);
-  /// checkpoint() written to `path` (.safetensors, atomically), and
-  /// restore() from one.
+  /// checkpoint() written to `path` (.safetensors, atomically; by rank 0
+  /// only), and restore() from one.
   Status saveCheckpoint(const std::string &path) const;
   Status loadCheckpoint(const std::string &path);
   TensorFile parameters() const;
@@ -117,6 +126,12 @@ private:
   struct Arena;
   Tensor read(const Arena &arena, const TensorSlot &slot) const;
   void write(Arena &arena, const TensorSlot &slot, const Tensor &tensor);
+  /// A state tensor whole: a shard is all-gathered from every rank.
+  Tensor readWhole(const TensorSlot &slot) const;
+  /// Writes `whole` into a state slot: for a shard, this rank's part.
+  void writeWhole(const TensorSlot &slot, const Tensor &whole);
+  /// `slot` with the whole tensor's shape (the slot itself if unsharded).
+  static TensorSlot wholeSlot(const TensorSlot &slot);
   void call(StepEntry entry);
   /// The loss scale at its initial value, no good steps counted.
   void resetLossScale();
@@ -125,6 +140,7 @@ private:
   CompiledStep compiled_;
   std::unique_ptr<Arena> state_, batch_, io_, workspace_;
   uint64_t step_ = 0, optimizerStep_ = 0;
+  Communicator *communicator_ = nullptr;
 };
 
 /// The host API's entry: a trainer for the artifact at `path` (see

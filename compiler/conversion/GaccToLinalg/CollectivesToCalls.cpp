@@ -1,0 +1,148 @@
+//===- CollectivesToCalls.cpp - collectives to the runtime's communicator ---===//
+//
+// A collective becomes a call of the runtime (gacc/runtime/Collectives.h):
+// the operand's buffer (any layout) and a fresh result buffer, passed as
+// unranked memrefs, then the element type and the reduction or root. The
+// runtime runs it on the job's communicator (MPI, or one rank).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/conversion/Passes.h"
+#include "dialects/gacc/GaccOps.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+/// The element type as the runtime numbers it (gacc::rt::DType: F64, F32,
+/// F16, BF16).
+static int32_t runtimeDType(Type element) {
+  if (element.isF64())
+    return 0;
+  if (element.isF16())
+    return 2;
+  if (element.isBF16())
+    return 3;
+  return 1;
+}
+
+/// The declaration of `name(memref<*xT>, memref<*xT>, i32, i32)`.
+static func::FuncOp declareCollective(OpBuilder &b, Operation *op,
+                                      StringRef name, Type element) {
+  auto module = op->getParentOfType<ModuleOp>();
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto unranked = UnrankedMemRefType::get(element, 0);
+  auto callee = func::FuncOp::create(
+      b, module.getLoc(), name,
+      b.getFunctionType({unranked, unranked, b.getI32Type(), b.getI32Type()},
+                        {}));
+  callee.setPrivate();
+  return callee;
+}
+
+/// Replaces `op` (one tensor in, one out) by a call of `name`.
+static void replaceByCall(ConversionPatternRewriter &rewriter, Operation *op,
+                          StringRef name, Value input, int32_t argument) {
+  Location loc = op->getLoc();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  Type element = inputType.getElementType();
+  // The input in whatever layout it has; the runtime packs strided ones.
+  Value in = bufferization::ToBufferOp::create(
+      rewriter, loc,
+      bufferization::getMemRefTypeWithFullyDynamicLayout(inputType), input,
+      /*read_only=*/true);
+  auto outType = MemRefType::get(resultType.getShape(), element);
+  Value out = memref::AllocOp::create(rewriter, loc, outType);
+  auto unranked = UnrankedMemRefType::get(element, 0);
+  func::FuncOp callee = declareCollective(rewriter, op, name, element);
+  auto i32 = [&](int32_t value) {
+    return arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(),
+                                        value);
+  };
+  func::CallOp::create(
+      rewriter, loc, callee,
+      ValueRange{memref::CastOp::create(rewriter, loc, unranked, in),
+                 memref::CastOp::create(rewriter, loc, unranked, out),
+                 i32(runtimeDType(element)), i32(argument)});
+  rewriter.replaceOp(op, bufferization::ToTensorOp::create(
+                             rewriter, loc, resultType, out,
+                             /*restrict=*/true, /*writable=*/true));
+}
+
+static int32_t reductionCode(CollectiveReduction reduction) {
+  return reduction == CollectiveReduction::mean ? 1 : 0;
+}
+
+namespace {
+struct AllReduceToCall : OpConversionPattern<AllReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AllReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    replaceByCall(rewriter, op, "gacc_comm_all_reduce", adaptor.getInput(),
+                  reductionCode(op.getReduction()));
+    return success();
+  }
+};
+
+/// Shards are runs of the flat tensor only along dimension 0.
+template <typename Op>
+static LogicalResult checkLeadingDim(Op op,
+                                     ConversionPatternRewriter &rewriter) {
+  if (op.getDim() == 0)
+    return success();
+  return rewriter.notifyMatchFailure(op, "only dimension 0 is lowered");
+}
+
+struct ReduceScatterToCall : OpConversionPattern<ReduceScatterOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReduceScatterOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkLeadingDim(op, rewriter)))
+      return failure();
+    replaceByCall(rewriter, op, "gacc_comm_reduce_scatter", adaptor.getInput(),
+                  reductionCode(op.getReduction()));
+    return success();
+  }
+};
+
+struct AllGatherToCall : OpConversionPattern<AllGatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AllGatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkLeadingDim(op, rewriter)))
+      return failure();
+    replaceByCall(rewriter, op, "gacc_comm_all_gather", adaptor.getInput(), 0);
+    return success();
+  }
+};
+
+struct BroadcastToCall : OpConversionPattern<CollectiveBroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CollectiveBroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!isa<FloatType>(op.getInput().getType().getElementType()))
+      return rewriter.notifyMatchFailure(op, "only floats are lowered");
+    replaceByCall(rewriter, op, "gacc_comm_broadcast", adaptor.getInput(),
+                  static_cast<int32_t>(op.getRoot()));
+    return success();
+  }
+};
+} // namespace
+
+void mlir::gacc::populateCollectivesToCallsPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<AllReduceToCall, ReduceScatterToCall, AllGatherToCall,
+               BroadcastToCall>(patterns.getContext());
+}

@@ -1,0 +1,52 @@
+//===- Zero.h - ZeRO data parallelism: how state is sharded -----*- C++ -*-===//
+//
+// ZeRO (Rajbhandari et al. 2020) splits a data-parallel step's state over
+// its ranks: stage 1 the optimizer state, stage 2 the gradients too, stage 3
+// the parameters too. As DeepSpeed does, a tensor is sharded flat: its n
+// elements, in row-major order, padded with zeros to a multiple of the
+// ranks N, and rank r holds elements [r·s, (r+1)·s) with s = ceil(n/N).
+// The step layout, gacc-build-step and the runtime share these rules.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GACC_PASSES_ZERO_H
+#define GACC_PASSES_ZERO_H
+
+#include "dialects/gacc/GaccOps.h"
+
+namespace mlir::gacc {
+
+/// Elements of each rank's shard of a tensor of `numElements`.
+inline int64_t shardSize(int64_t numElements, int64_t ranks) {
+  return (numElements + ranks - 1) / ranks;
+}
+
+/// The 1-D type of one rank's shard of `full`.
+RankedTensorType shardType(RankedTensorType full, int64_t ranks);
+
+/// What a stage keeps a shard of, per rank.
+inline bool shardsOptimizerState(ZeroAttr zero) { return zero.getStage() >= 1; }
+inline bool shardsGradients(ZeroAttr zero) { return zero.getStage() >= 2; }
+inline bool shardsParameters(ZeroAttr zero) { return zero.getStage() >= 3; }
+
+/// Sets the step's ZeRO `stage` and `ranks` and rebuilds its model and
+/// input declarations for each rank's share of the batch (which `ranks`
+/// must divide). A step already distributed keeps its ranks.
+LogicalResult distributeStep(TrainStepOp step, int64_t stage, int64_t ranks);
+
+/// `full` flattened and padded with zeros to ranks · shardSize elements.
+Value buildPaddedFlat(OpBuilder &b, Location loc, Value full, int64_t ranks);
+/// Every rank's shard of `full`, reduced (summed) over the ranks: rank r
+/// gets shard r of the sum.
+Value buildReduceScatter(OpBuilder &b, Location loc, Value full,
+                         int64_t ranks);
+/// The full tensor of type `full` from every rank's `shard`.
+Value buildAllGather(OpBuilder &b, Location loc, Value shard,
+                     RankedTensorType full, int64_t ranks);
+/// This rank's shard of `full`, which every rank holds whole; `rank` is an
+/// index.
+Value buildLocalShard(OpBuilder &b, Location loc, Value full, Value rank,
+                      int64_t ranks);
+
+} // namespace mlir::gacc
+
+#endif // GACC_PASSES_ZERO_H
