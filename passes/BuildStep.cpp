@@ -5,6 +5,7 @@
 #include "passes/StepLayout.h"
 #include "passes/Zero.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Iterators.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_BUILDSTEP
@@ -105,6 +106,18 @@ struct EntryBuilder {
       }
       cloned.push_back(b.clone(op, mapping));
     }
+    // Drop what the results do not need (such as the gradient of the first
+    // layer's input) before loads become collectives, which stay once made.
+    for (Operation *root : llvm::reverse(cloned))
+      root->walk<WalkOrder::PostOrder, mlir::ReverseIterator>([&](Operation *op) {
+        if (isOpTriviallyDead(op) &&
+            llvm::none_of(op->getResults(), [&](Value result) {
+              return llvm::is_contained(results, result);
+            })) {
+          llvm::erase(cloned, op);
+          op->erase();
+        }
+      });
     SmallVector<Operation *> rewrites;
     for (Operation *root : cloned)
       root->walk([&](Operation *op) {

@@ -7,6 +7,7 @@
 #include "passes/BatchSplit.h"
 #include "passes/Passes.h"
 #include "passes/StepLayout.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
@@ -23,7 +24,7 @@ microBatchGradient(TrainStepOp step, OwningOpRef<ModuleOp> &scratch) {
   func::FuncOp model = copy.getModelFunc();
   if (failed(autocast(model, copy.getEffectivePrecision())))
     return failure();
-  int64_t batch = copy.getBatchSize();
+  int64_t batch = copy.getRankBatchSize();
   int64_t micro = copy.getEffectiveMicroBatchSize();
   if (micro < batch) {
     FailureOr<func::FuncOp> specialized =
@@ -61,6 +62,38 @@ static FailureOr<RematReport> activationReport(TrainStepOp step,
   return rematerialize(*grad, getRematConfig(step));
 }
 
+/// Elements the collectives of `gacc_step` move per step, as the runtime's
+/// communicator counts them: an all-reduce of n elements 2n, a
+/// reduce-scatter or all-gather n (the whole tensor), a broadcast n; times
+/// the trips of the loops around them.
+static int64_t communicatedElements(ModuleOp module) {
+  auto step = module.lookupSymbol<func::FuncOp>("gacc_step");
+  if (!step)
+    return 0;
+  int64_t total = 0;
+  step.walk([&](Operation *op) {
+    int64_t elements = 0;
+    if (auto allReduce = dyn_cast<AllReduceOp>(op))
+      elements = 2 * allReduce.getType().getNumElements();
+    else if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+      elements = scatter.getInput().getType().getNumElements();
+    else if (auto gather = dyn_cast<AllGatherOp>(op))
+      elements = gather.getType().getNumElements();
+    else if (auto broadcast = dyn_cast<CollectiveBroadcastOp>(op))
+      elements = broadcast.getType().getNumElements();
+    else
+      return;
+    for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
+         loop = loop->getParentOfType<scf::ForOp>())
+      if (std::optional<APInt> trips = constantTripCount(
+              loop.getLowerBound(), loop.getUpperBound(), loop.getStep(),
+              /*isSigned=*/true, scf::computeUbMinusLb))
+        elements *= trips->getSExtValue();
+    total += elements;
+  });
+  return total;
+}
+
 FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
   MemoryPlan plan;
   plan.batchSize = step.getBatchSize();
@@ -81,12 +114,18 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
   plan.rematPolicy = step.getEffectiveRemat().getPolicy();
   plan.activationBytes = remat->savedBytes;
 
-  // Compile a copy as far as the memory plan.
+  // Compile a copy as far as the memory plan, counting its collectives.
   OwningOpRef<ModuleOp> module = step->getParentOfType<ModuleOp>().clone();
   PassManager pm(module->getContext());
   TrainingPipelineOptions options;
   options.step = step.getSymName().str();
   buildTrainingPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return failure();
+  plan.ranks = step.getEffectiveZero().getRanks();
+  plan.zeroStage = step.getEffectiveZero().getStage();
+  plan.communicatedElements = communicatedElements(*module);
+  pm.clear();
   buildGaccToLinalgPipeline(pm);
   buildCpuBufferizePipeline(pm);
   if (failed(pm.run(*module)))
@@ -290,7 +329,11 @@ void mlir::gacc::printMemoryPlan(raw_ostream &os, TrainStepOp step,
   os << plan.state.parameterCount << " parameters, "
      << plan.state.parameterElements << " elements\n\n";
 
-  os << "memory of one step (one rank, unsharded):\n";
+  if (plan.ranks == 1)
+    os << "memory of one step (one rank, unsharded):\n";
+  else
+    os << "memory of one step on each of " << plan.ranks
+       << " ranks (ZeRO stage " << plan.zeroStage << "):\n";
   auto row = [&](StringRef what, int64_t bytes, StringRef note = "") {
     os << "  " << llvm::left_justify(what, 18)
        << llvm::right_justify(formatBytes(bytes), 12);
@@ -301,7 +344,8 @@ void mlir::gacc::printMemoryPlan(raw_ostream &os, TrainStepOp step,
   row("parameters", plan.state.parameterBytes);
   row("gradients", plan.state.gradientBytes);
   row("optimizer state", plan.state.optimizerBytes);
-  row("batch", plan.batchBytes, "inputs of the global batch");
+  row("batch", plan.batchBytes,
+      plan.ranks == 1 ? "inputs of the global batch" : "inputs of this rank");
   row("step io", plan.ioBytes, "loss, norms, outputs");
   row("workspace", plan.workspaceBytes,
       "temporaries, placed with reuse by the static plan");
@@ -327,6 +371,13 @@ void mlir::gacc::printMemoryPlan(raw_ostream &os, TrainStepOp step,
   if (plan.unplannedBytes)
     row("heap", plan.unplannedBytes, "temporaries the plan could not place");
   row("peak", plan.peakBytes(), "predicted");
+  if (plan.ranks > 1 || plan.communicatedElements)
+    os << "communication: " << plan.communicatedElements
+       << " elements per step per rank ("
+       << llvm::format("%.3f", plan.communicatedElements /
+                                   static_cast<double>(std::max<int64_t>(
+                                       plan.state.parameterElements, 1)))
+       << " x the " << plan.state.parameterElements << " parameters)\n";
   if (measured) {
     double error = plan.peakBytes() == 0
                        ? 0.0
@@ -365,7 +416,10 @@ void mlir::gacc::printMemoryPlanJson(raw_ostream &os, TrainStepOp step,
       {"forward_cost", plan.remat.forwardCost},
       {"workspace", plan.workspaceBytes},
       {"heap", plan.unplannedBytes},
-      {"peak", plan.peakBytes()}};
+      {"peak", plan.peakBytes()},
+      {"ranks", plan.ranks},
+      {"zero_stage", plan.zeroStage},
+      {"communicated_elements", plan.communicatedElements}};
   if (measured) {
     object["measured_peak"] = measured->peakBytes;
     object["measured_heap"] = measured->heapBytes;

@@ -35,6 +35,10 @@ struct MemoryPlan {
   int64_t workspaceBytes = 0;
   /// The plan's estimate of the temporaries it could not place.
   int64_t unplannedBytes = 0;
+  /// ZeRO: the ranks, and the elements each rank's collectives move per
+  /// step, counted as the communicator counts them (Communicator.h).
+  int64_t ranks = 1, zeroStage = 0;
+  int64_t communicatedElements = 0;
 
   int64_t peakBytes() const {
     return stateArenaBytes + batchBytes + ioBytes + workspaceBytes +

@@ -3,6 +3,7 @@
 
 #include "compiler/plan/StateMemory.h"
 #include "dialects/gacc/GaccShapes.h"
+#include "passes/Zero.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
@@ -20,13 +21,18 @@ gacc::StateMemory gacc::computeStateMemory(TrainStepOp step) {
   StateMemory memory;
   memory.optimizerSlots = optimizerSlots(step.getOptimizer());
   auto module = step->getParentOfType<ModuleOp>();
+  ZeroAttr zero = step.getEffectiveZero();
   for (ParamOp param : module.getOps<ParamOp>()) {
-    int64_t bytes = getStaticByteSize(param.getTensorType()).value_or(0);
+    RankedTensorType type = param.getTensorType();
+    int64_t bytes = getStaticByteSize(type).value_or(0);
+    // This rank's shard: flat, padded (Zero.h).
+    int64_t shard = getStaticByteSize(shardType(type, zero.getRanks())).value_or(0);
     ++memory.parameterCount;
-    memory.parameterElements += param.getTensorType().getNumElements();
-    memory.parameterBytes += bytes;
-    memory.gradientBytes += bytes;
-    memory.optimizerBytes += memory.optimizerSlots * bytes;
+    memory.parameterElements += type.getNumElements();
+    memory.parameterBytes += shardsParameters(zero) ? shard : bytes;
+    memory.gradientBytes += shardsGradients(zero) ? shard : bytes;
+    memory.optimizerBytes +=
+        memory.optimizerSlots * (shardsOptimizerState(zero) ? shard : bytes);
   }
   return memory;
 }

@@ -23,7 +23,8 @@ struct StateMemory {
   int64_t optimizerBytes = 0;
 };
 
-/// The state memory of `step` on one rank without sharding.
+/// The state memory of one rank of `step`: with ZeRO, the shards its stage
+/// keeps.
 StateMemory computeStateMemory(TrainStepOp step);
 
 /// "1.5 MiB"-style byte counts.

@@ -213,6 +213,9 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
               << ", \"samples_per_s\": " << samplesPerSecond
               << ", \"peak_bytes\": " << result.peakBytes
               << ", \"heap_bytes\": " << result.heapBytes;
+      if (model.ranks > 1)
+        metrics << ", \"communicated_elements\": "
+                << result.communicatedElements;
       if (model.lossScaling)
         metrics << ", \"loss_scale\": " << result.lossScale
                 << ", \"skipped\": " << (result.skipped ? "true" : "false");
@@ -251,6 +254,12 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
                 static_cast<unsigned long long>(skipped),
                 static_cast<unsigned long long>(options.steps),
                 trainer.lossScale());
+  if (model.ranks > 1)
+    std::printf("ZeRO stage %lld on %lld ranks: %lld elements communicated "
+                "per step per rank\n",
+                static_cast<long long>(model.zeroStage),
+                static_cast<long long>(model.ranks),
+                static_cast<long long>(result.communicatedElements));
   std::printf("memory: state %.1f MiB, batch %.1f MiB, workspace %.1f MiB "
               "(planned), heap %.1f MiB; peak %.1f MiB (measured)\n",
               model.stateBytes / 1048576.0, model.batchBytes / 1048576.0,

@@ -348,7 +348,10 @@ Status Trainer::step(StepResult &result) {
   result.lossScale = lossScale();
   resetCpuMemoryPeak();
   CpuMemoryStats before = cpuMemoryStats();
+  int64_t volume = communicator_ ? communicator_->volume() : 0;
   call(compiled_.step);
+  result.communicatedElements =
+      communicator_ ? communicator_->volume() - volume : 0;
   result.heapBytes = cpuMemoryStats().peakBytes - before.liveBytes;
   result.peakBytes = arenaBytes() + result.heapBytes;
   auto output = [&](const TensorSlot &slot) {

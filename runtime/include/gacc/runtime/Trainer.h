@@ -56,6 +56,9 @@ struct StepResult {
   /// overflowed so that the update was skipped.
   double lossScale = 0.0;
   bool skipped = false;
+  /// Elements this rank's collectives moved in the step, counted by the
+  /// communicator as the ZeRO paper counts them (see Communicator.h).
+  int64_t communicatedElements = 0;
 };
 
 class Trainer {
