@@ -1,5 +1,6 @@
 # -*- Python -*- lit configuration for gacc.
 import os
+import shutil
 import subprocess
 
 import lit.formats
@@ -27,6 +28,10 @@ for module in ("torch", "sklearn"):
                        stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL) == 0:
         config.available_features.add(module)
+
+# Open MPI's launcher, for the multi-rank (ZeRO) tests.
+if shutil.which("mpirun"):
+    config.available_features.add("mpirun")
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
