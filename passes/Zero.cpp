@@ -44,7 +44,10 @@ LogicalResult gacc::distributeStep(TrainStepOp step, int64_t stage,
     if (failed(resizeModelBatch(step, rankBatch)))
       return failure();
   }
-  step.setZeroAttr(zero);
+  // The inputs are the module's: every step reads the same slice.
+  for (TrainStepOp other :
+       step->getParentOfType<ModuleOp>().getOps<TrainStepOp>())
+    other.setZeroAttr(zero);
   return mlir::verify(step->getParentOp());
 }
 

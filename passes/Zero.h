@@ -28,9 +28,10 @@ inline bool shardsOptimizerState(ZeroAttr zero) { return zero.getStage() >= 1; }
 inline bool shardsGradients(ZeroAttr zero) { return zero.getStage() >= 2; }
 inline bool shardsParameters(ZeroAttr zero) { return zero.getStage() >= 3; }
 
-/// Sets the step's ZeRO `stage` and `ranks` and rebuilds its model and
-/// input declarations for each rank's share of the batch (which `ranks`
-/// must divide). A step already distributed keeps its ranks.
+/// Sets the step's ZeRO `stage` and `ranks` (on every step of its module,
+/// which share the inputs) and rebuilds its model and input declarations
+/// for each rank's share of the batch (which `ranks` must divide). A step
+/// already distributed keeps its ranks.
 LogicalResult distributeStep(TrainStepOp step, int64_t stage, int64_t ranks);
 
 /// `full` flattened and padded with zeros to ranks · shardSize elements.

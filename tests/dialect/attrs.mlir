@@ -39,13 +39,13 @@ gacc.train_step @s1 model @m batch_size 4 optimizer #gacc.sgd<lr = 0.01, momentu
 // CHECK: optimizer #gacc.adamw<lr = 0.0003> schedule #gacc.constant_lr precision f16 remat #gacc.remat<none>
 gacc.train_step @a0 model @m batch_size 4 optimizer #gacc.adamw<lr = 3.0e-4> schedule #gacc.constant_lr precision f16 remat #gacc.remat<none>
 // CHECK: precision f32 remat #gacc.remat<blocks> zero #gacc.zero<stage = 0, ranks = 4>
-gacc.train_step @a1 model @m batch_size 4 optimizer #gacc.adamw<lr = 3.0e-4> precision f32 remat #gacc.remat<blocks> zero #gacc.zero<stage = 0, ranks = 4>
+gacc.train_step @a1 model @m batch_size 16 optimizer #gacc.adamw<lr = 3.0e-4> precision f32 remat #gacc.remat<blocks> zero #gacc.zero<stage = 0, ranks = 4>
 // CHECK: precision f16 loss_scale #gacc.loss_scale<>
 gacc.train_step @l0 model @m batch_size 4 optimizer #gacc.adamw<lr = 3.0e-4> precision f16 loss_scale #gacc.loss_scale<>
 // CHECK: precision bf16 loss_scale #gacc.loss_scale<init = 1024.0, growth_factor = 4.0, backoff_factor = 0.25, growth_interval = 10>
 gacc.train_step @l1 model @m batch_size 4 optimizer #gacc.adamw<lr = 3.0e-4> precision bf16 loss_scale #gacc.loss_scale<init = 1024.0, growth_factor = 4.0, backoff_factor = 0.25, growth_interval = 10>
 // CHECK: remat #gacc.remat<matmuls> zero #gacc.zero<stage = 1, ranks = 2>
-gacc.train_step @a2 model @m batch_size 4 optimizer #gacc.adamw<lr = 3.0e-4> remat #gacc.remat<matmuls> zero #gacc.zero<stage = 1, ranks = 2>
+gacc.train_step @a2 model @m batch_size 8 optimizer #gacc.adamw<lr = 3.0e-4> remat #gacc.remat<matmuls> zero #gacc.zero<stage = 1, ranks = 2>
 // CHECK: remat #gacc.remat<budget, budget = 1073741824>
 gacc.train_step @a3 model @m batch_size 4 optimizer #gacc.adamw<lr = 3.0e-4> remat #gacc.remat<budget, budget = 1073741824>
 // CHECK: schedule #gacc.warmup_cosine<warmup_steps = 0, total_steps = 1>

@@ -170,11 +170,11 @@ func.func @model() -> tensor<f32> {
 // CHECK-LABEL: gacc.train_step @minimal model @model batch_size 2 optimizer #gacc.sgd<lr = 0.1>{{$}}
 gacc.train_step @minimal model @model batch_size 2 optimizer #gacc.sgd<lr = 0.1>
 
-// CHECK: gacc.train_step @full model @model batch_size 2 micro_batch_size 1
+// CHECK: gacc.train_step @full model @model batch_size 4 micro_batch_size 1
 // CHECK-SAME: optimizer #gacc.adamw<lr = 0.001, beta1 = 0.8, beta2 = 0.99, eps = 1.0e-06, weight_decay = 0.0>
 // CHECK-SAME: schedule #gacc.warmup_cosine<warmup_steps = 10, total_steps = 100, min_lr = 1.0e-05>
 // CHECK-SAME: grad_clip_norm 1.000000e+00 precision bf16 remat #gacc.remat<sqrt> zero #gacc.zero<stage = 3, ranks = 2>
-gacc.train_step @full model @model batch_size 2 micro_batch_size 1
+gacc.train_step @full model @model batch_size 4 micro_batch_size 1
     optimizer #gacc.adamw<lr = 1.0e-3, beta1 = 0.8, beta2 = 0.99, eps = 1.0e-6, weight_decay = 0.0>
     schedule #gacc.warmup_cosine<warmup_steps = 10, total_steps = 100, min_lr = 1.0e-5>
     grad_clip_norm 1.0 precision bf16 remat #gacc.remat<sqrt> zero #gacc.zero<stage = 3, ranks = 2>
