@@ -216,22 +216,31 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
     return next;
   };
 
-  Value lower = arith::ConstantIndexOp::create(b, loc, 0);
-  Value upper = arith::ConstantIndexOp::create(b, loc, full);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value microSize = arith::ConstantIndexOp::create(b, loc, micro);
-  auto loop = scf::ForOp::create(
-      b, loc, lower, upper, one, zeros,
-      [&](OpBuilder &nb, Location nloc, Value k, ValueRange accumulators) {
-        Value offset = arith::MulIOp::create(nb, nloc, k, microSize);
-        scf::YieldOp::create(
-            nb, nloc,
-            addMicroBatch(nb, *microGrad, k, offset, micro, accumulators));
-      });
-  SmallVector<Value> totals(loop.getResults());
-  if (tail) {
-    Value offset = arith::ConstantIndexOp::create(b, loc, full * micro);
-    totals = addMicroBatch(b, *tailGrad, upper, offset, tail, totals);
+  SmallVector<Value> totals;
+  if (full == 1 && !tail) {
+    // One micro-batch (a rank's whole share): no loop, nothing to add to.
+    SmallVector<Value> args(inputs);
+    args.push_back(seed);
+    totals = inlineCall(b, *microGrad, args,
+                        arith::ConstantIndexOp::create(b, loc, 0));
+  } else {
+    Value lower = arith::ConstantIndexOp::create(b, loc, 0);
+    Value upper = arith::ConstantIndexOp::create(b, loc, full);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value microSize = arith::ConstantIndexOp::create(b, loc, micro);
+    auto loop = scf::ForOp::create(
+        b, loc, lower, upper, one, zeros,
+        [&](OpBuilder &nb, Location nloc, Value k, ValueRange accumulators) {
+          Value offset = arith::MulIOp::create(nb, nloc, k, microSize);
+          scf::YieldOp::create(
+              nb, nloc,
+              addMicroBatch(nb, *microGrad, k, offset, micro, accumulators));
+        });
+    totals.assign(loop.getResults().begin(), loop.getResults().end());
+    if (tail) {
+      Value offset = arith::ConstantIndexOp::create(b, loc, full * micro);
+      totals = addMicroBatch(b, *tailGrad, upper, offset, tail, totals);
+    }
   }
 
   // The loss is a sum over micro-batches; the gradients are normalized.

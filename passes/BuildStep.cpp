@@ -130,6 +130,24 @@ struct EntryBuilder {
         const Slot *slot = layout.state.find(load.getName());
         if (slot && slot->unsharded) {
           for (OpOperand &use : llvm::make_early_inc_range(load->getUses())) {
+            // A 16-bit copy (mixed precision) is gathered in 16 bits where
+            // it is read, as DeepSpeed gathers fp16 parameters.
+            if (auto copy = dyn_cast<CastOp>(use.getOwner());
+                copy && !llvm::is_contained(results, copy.getResult())) {
+              auto lowShard = RankedTensorType::get(
+                  cast<RankedTensorType>(slotTensor.getType()).getShape(),
+                  copy.getType().getElementType());
+              for (OpOperand &read :
+                   llvm::make_early_inc_range(copy->getUses())) {
+                OpBuilder nb(read.getOwner());
+                Value low = CastOp::create(nb, copy.getLoc(), lowShard,
+                                           slotTensor);
+                read.set(buildAllGather(nb, copy.getLoc(), low,
+                                        copy.getType(), ranks));
+              }
+              copy.erase();
+              continue;
+            }
             OpBuilder nb(use.getOwner());
             use.set(buildAllGather(nb, load.getLoc(), slotTensor,
                                    slot->unsharded, ranks));
@@ -391,9 +409,15 @@ void BuildStepPass::runOnOperation() {
   entry.writeOutputs(ArrayRef<Value>(results).take_front(numOutputs));
 
   // What the optimizer updates with: the whole summed gradient (stage 0) or
-  // this rank's shard of it (stages 1-3), reduced once per step.
+  // this rank's shard of it (stages 1-3), reduced once per step, each as
+  // soon as the backward has computed it (as DDP's and DeepSpeed's buckets
+  // are), so that a whole gradient the rank does not keep dies there.
   SmallVector<Value> reduced;
+  OpBuilder::InsertPoint end = b.saveInsertionPoint();
   for (Value g : grads) {
+    if (Operation *def = g.getDefiningOp();
+        def && def->getBlock() == end.getBlock())
+      b.setInsertionPointAfter(def);
     if (shardsOptimizerState(zero))
       reduced.push_back(buildReduceScatter(b, loc, g, ranks));
     else if (ranks > 1)
@@ -401,6 +425,7 @@ void BuildStepPass::runOnOperation() {
           AllReduceOp::create(b, loc, g, CollectiveReduction::sum, ranks));
     else
       reduced.push_back(g);
+    b.restoreInsertionPoint(end);
   }
   auto overRanks = [&](Value scalar) -> Value {
     if (!shardsOptimizerState(zero) || ranks == 1)

@@ -11,10 +11,11 @@
 // ZERO: gacc.matmul {{.*}} : tensor<4x4xf32>, tensor<3x4xf32> -> tensor<4x3xf32>
 // ZERO: batch_size 8 {{.*}} zero #gacc.zero<stage = 1, ranks = 2>
 
-// Stage 0: the loss and the gradient are summed over the ranks.
+// Stage 0: the gradient (as soon as it is computed) and the loss are
+// summed over the ranks.
 // STAGE0-LABEL: func.func @gacc_step
-// STAGE0: gacc.all_reduce sum {{.*}} ranks = 2 : tensor<f32>
 // STAGE0: gacc.all_reduce sum {{.*}} ranks = 2 : tensor<3x4xf32>
+// STAGE0: gacc.all_reduce sum {{.*}} ranks = 2 : tensor<f32>
 // STAGE0-NOT: gacc.reduce_scatter
 // STAGE0-LABEL: func.func @gacc_eval
 // STAGE0: gacc.all_reduce mean {{.*}} ranks = 2 : tensor<f32>
