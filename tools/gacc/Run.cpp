@@ -11,6 +11,7 @@
 #include <iomanip>
 #include <limits>
 #include <iostream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gacc {
@@ -130,8 +131,7 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
   // would wait for it in their next collective.
   auto fail = [&](const std::string &message) -> int {
     if (communicator->size() > 1)
-      communicator->abort("rank " + std::to_string(communicator->rank()) +
-                          ": gacc run: error: " + message);
+      communicator->abort("gacc run: error: " + message);
     return gacc::fail(message);
   };
   bool leader = communicator->rank() == 0;
@@ -149,9 +149,15 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
     if (Status s = trainer.loadParameters(file, options.init); !s)
       return fail(s.message());
   }
-  if (!options.resume.empty())
-    if (Status s = trainer.loadCheckpoint(options.resume); !s)
+  if (!options.resume.empty()) {
+    struct stat info;
+    bool sharded = ::stat(options.resume.c_str(), &info) == 0 &&
+                   S_ISDIR(info.st_mode);
+    if (Status s = sharded ? trainer.loadShardedCheckpoint(options.resume)
+                           : trainer.loadCheckpoint(options.resume);
+        !s)
       return fail(s.message());
+  }
 
   std::unique_ptr<Dataset> data, evalData;
   if (options.data.empty()) {
@@ -281,6 +287,14 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
     if (Status s = trainer.saveCheckpoint(options.save); !s)
       return fail(s.message());
     std::printf("saved %s (step %llu)\n", options.save.c_str(),
+                static_cast<unsigned long long>(trainer.stepCount()));
+  }
+  if (!options.saveSharded.empty()) {
+    if (Status s = trainer.saveShardedCheckpoint(options.saveSharded); !s)
+      return fail(s.message());
+    std::printf("saved %s: %lld shards and an index (step %llu)\n",
+                options.saveSharded.c_str(),
+                static_cast<long long>(model.ranks),
                 static_cast<unsigned long long>(trainer.stepCount()));
   }
   return 0;

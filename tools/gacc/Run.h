@@ -13,7 +13,8 @@ struct RunOptions {
   uint64_t steps = 100;
   uint64_t seed = 0;
   std::optional<double> lr;
-  std::string data, evalData, init, save, resume, metrics, dumpGrads;
+  std::string data, evalData, init, save, saveSharded, resume, metrics,
+      dumpGrads;
 };
 
 /// Trains with `trainer` as the options say; prints progress and a summary

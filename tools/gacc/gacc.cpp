@@ -47,11 +47,16 @@ static cl::SubCommand
     planCommand("plan",
                 "Report the memory a training step needs, without running it");
 
+static cl::SubCommand consolidateCommand(
+    "consolidate", "Turn a sharded (ZeRO) checkpoint directory into one "
+                   "checkpoint that any number of ranks resumes from");
+
 static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                       cl::desc("<model.mlir | model.gacc>"),
                                       cl::sub(compileCommand),
                                       cl::sub(runCommand),
-                                      cl::sub(planCommand));
+                                      cl::sub(planCommand),
+                                      cl::sub(consolidateCommand));
 static cl::opt<std::string>
     stepName("step",
              cl::desc("The gacc.train_step to use when the model has several"),
@@ -59,10 +64,10 @@ static cl::opt<std::string>
              cl::sub(runCommand), cl::sub(planCommand));
 
 static cl::OptionCategory compileCategory("Compile options");
-static cl::opt<std::string> outputPath("o", cl::desc("The artifact to write"),
-                                       cl::value_desc("model.gacc"),
-                                       cl::sub(compileCommand),
-                                       cl::cat(compileCategory));
+static cl::opt<std::string> outputPath(
+    "o", cl::desc("The artifact (compile) or checkpoint (consolidate) to write"),
+    cl::value_desc("file"), cl::sub(compileCommand),
+    cl::sub(consolidateCommand), cl::cat(compileCategory));
 static cl::opt<mlir::gacc::EmitKind> emitKind(
     "emit", cl::desc("Write an intermediate stage instead of the artifact"),
     cl::values(clEnumValN(mlir::gacc::EmitKind::Mlir, "mlir",
@@ -104,10 +109,16 @@ static cl::opt<std::string> savePath(
     "save",
     cl::desc("Save parameters, optimizer state and step (.safetensors)"),
     cl::value_desc("file"), cl::sub(runCommand), cl::cat(runCategory));
-static cl::opt<std::string>
-    resumePath("resume", cl::desc("Continue from a checkpoint of --save"),
-               cl::value_desc("file"), cl::sub(runCommand),
-               cl::cat(runCategory));
+static cl::opt<std::string> saveShardedPath(
+    "save-sharded",
+    cl::desc("ZeRO: save one file per rank and an index into a directory, "
+             "without gathering"),
+    cl::value_desc("dir"), cl::sub(runCommand), cl::cat(runCategory));
+static cl::opt<std::string> resumePath(
+    "resume",
+    cl::desc("Continue from a checkpoint of --save, or a directory of "
+             "--save-sharded"),
+    cl::value_desc("file|dir"), cl::sub(runCommand), cl::cat(runCategory));
 static cl::opt<std::string> metricsPath(
     "metrics",
     cl::desc("Write one JSON object per step (step, loss, lr, grad_norm, "
@@ -444,6 +455,7 @@ static gacc::RunOptions runOptions() {
   options.evalData = evalDataPath;
   options.init = initPath;
   options.save = savePath;
+  options.saveSharded = saveShardedPath;
   options.resume = resumePath;
   options.metrics = metricsPath;
   options.dumpGrads = dumpGradsPath;
@@ -522,10 +534,26 @@ int main(int argc, char **argv) {
       "  gacc plan examples/mlp.mlir    parameters, optimizer state, memory\n"
       "  gacc <subcommand> --help       the options of one subcommand\n");
 
-  if (!compileCommand && !runCommand && !planCommand) {
-    errs() << "gacc: missing subcommand (compile, run or plan); see "
-              "gacc --help\n";
+  if (!compileCommand && !runCommand && !planCommand && !consolidateCommand) {
+    errs() << "gacc: missing subcommand (compile, run, plan or consolidate); "
+              "see gacc --help\n";
     return 1;
+  }
+  if (consolidateCommand) {
+    gacc::rt::TensorFile checkpoint;
+    gacc::rt::Status s =
+        outputPath.empty()
+            ? gacc::rt::Status::error("give the checkpoint to write with -o")
+            : gacc::rt::consolidateCheckpoint(inputPath, checkpoint);
+    if (s)
+      s = gacc::rt::writeSafetensors(outputPath, checkpoint);
+    if (!s) {
+      errs() << "gacc consolidate: error: " << s.message() << "\n";
+      return 1;
+    }
+    outs() << "wrote " << outputPath << " (" << checkpoint.tensors.size()
+           << " tensors)\n";
+    return 0;
   }
 
   if (runCommand && isArtifact(inputPath))

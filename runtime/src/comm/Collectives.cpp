@@ -67,8 +67,7 @@ private:
 
 void check(Communicator &comm, const Status &status, const char *what) {
   if (!status)
-    comm.abort("rank " + std::to_string(comm.rank()) + ": " + what + ": " +
-               status.message());
+    comm.abort(std::string(what) + ": " + status.message());
 }
 
 Reduction reductionOf(int32_t code) {

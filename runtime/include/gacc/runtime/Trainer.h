@@ -104,6 +104,14 @@ public:
   /// only), and restore() from one.
   Status saveCheckpoint(const std::string &path) const;
   Status loadCheckpoint(const std::string &path);
+  /// ZeRO checkpoints that never gather (docs/zero.md): `dir` gets one
+  /// safetensors file per rank with the slots this rank holds (shards as
+  /// they are) and an index.json that rank 0 writes once every rank's file
+  /// is complete (every rank must call it). Loading needs the same ranks
+  /// and stage; gacc::rt::consolidateCheckpoint turns one into a single
+  /// checkpoint for any other.
+  Status saveShardedCheckpoint(const std::string &dir) const;
+  Status loadShardedCheckpoint(const std::string &dir);
   TensorFile parameters() const;
   /// The gradients of the last step (before clipping).
   TensorFile gradients() const;
@@ -135,6 +143,8 @@ private:
   void writeWhole(const TensorSlot &slot, const Tensor &whole);
   /// `slot` with the whole tensor's shape (the slot itself if unsharded).
   static TensorSlot wholeSlot(const TensorSlot &slot);
+  /// The slots a checkpoint keeps: parameters, optimizer state, loss scale.
+  std::vector<const TensorSlot *> checkpointedSlots() const;
   void call(StepEntry entry);
   /// The loss scale at its initial value, no good steps counted.
   void resetLossScale();
@@ -145,6 +155,11 @@ private:
   uint64_t step_ = 0, optimizerStep_ = 0;
   Communicator *communicator_ = nullptr;
 };
+
+/// The checkpoint (as Trainer::checkpoint gives) that the sharded one in
+/// `dir` holds, with every tensor whole: what runs on any number of ranks,
+/// one included, resume from.
+Status consolidateCheckpoint(const std::string &dir, TensorFile &out);
 
 /// The host API's entry: a trainer for the artifact at `path` (see
 /// Artifact.h; its target must be "cpu"), with its code loaded and its
