@@ -61,10 +61,15 @@ rt::ModelInfo mlir::gacc::describeStep(TrainStepOp step, const StepLayout &layou
   rt::ModelInfo info;
   for (ParamOp param : module.getOps<ParamOp>()) {
     InitAttr init = param.getInit();
-    info.params.push_back(
-        {slotOf(*layout.state.find(param.getSymName())),
-         static_cast<rt::InitKind>(init.getKind()),
-         init.getScale().convertToDouble(), init.getSeed()});
+    rt::Parameter described;
+    described.slot = slotOf(*layout.state.find(param.getSymName()));
+    if (const Slot *master = layout.state.find(
+            (kMasterPrefix + param.getSymName()).str()))
+      described.master = slotOf(*master);
+    described.init = static_cast<rt::InitKind>(init.getKind());
+    described.scale = init.getScale().convertToDouble();
+    described.seed = init.getSeed();
+    info.params.push_back(described);
     info.grads.push_back(
         slotOf(*layout.state.find(("grad." + param.getSymName()).str())));
   }

@@ -128,39 +128,48 @@ struct EntryBuilder {
       if (auto load = dyn_cast<LoadOp>(op)) {
         Value slotTensor = slots[load.getName()];
         const Slot *slot = layout.state.find(load.getName());
-        if (slot && slot->unsharded) {
-          for (OpOperand &use : llvm::make_early_inc_range(load->getUses())) {
-            // A 16-bit copy (mixed precision) is gathered in 16 bits where
-            // it is read, as DeepSpeed gathers fp16 parameters.
-            if (auto copy = dyn_cast<CastOp>(use.getOwner());
-                copy && !llvm::is_contained(results, copy.getResult())) {
-              auto lowShard = RankedTensorType::get(
-                  cast<RankedTensorType>(slotTensor.getType()).getShape(),
-                  copy.getType().getElementType());
-              for (OpOperand &read :
-                   llvm::make_early_inc_range(copy->getUses())) {
-                OpBuilder nb(read.getOwner());
-                Value low = CastOp::create(nb, copy.getLoc(), lowShard,
-                                           slotTensor);
-                read.set(buildAllGather(nb, copy.getLoc(), low,
-                                        copy.getType(), ranks));
-              }
-              copy.erase();
-              continue;
-            }
-            OpBuilder nb(use.getOwner());
-            use.set(buildAllGather(nb, load.getLoc(), slotTensor,
-                                   slot->unsharded, ranks));
-          }
-          if (llvm::is_contained(results, load.getResult()))
-            replaceValue(results, load.getResult(),
-                         buildAllGather(b, load.getLoc(), slotTensor,
-                                        slot->unsharded, ranks));
+        bool plain = !slot || (!slot->unsharded &&
+                               slot->type.getElementType() ==
+                                   load.getType().getElementType());
+        if (plain) {
+          replaceValue(results, load.getResult(), slotTensor);
+          load.replaceAllUsesWith(slotTensor);
           load.erase();
           continue;
         }
-        replaceValue(results, load.getResult(), slotTensor);
-        load.replaceAllUsesWith(slotTensor);
+        // The parameter whole in `element` at `nb`: its slot holds it in 16
+        // bits (mixed precision) or a shard (ZeRO-3), which is gathered
+        // before each read, so that it is whole only while that op runs.
+        auto whole = [&](OpBuilder &nb, Type element) {
+          Value value = slotTensor;
+          auto type = cast<RankedTensorType>(value.getType());
+          if (type.getElementType() != element)
+            value = CastOp::create(nb, load.getLoc(), type.clone(element),
+                                   value);
+          if (slot->unsharded)
+            value = buildAllGather(nb, load.getLoc(), value,
+                                   RankedTensorType(slot->unsharded).clone(element), ranks);
+          return value;
+        };
+        for (OpOperand &use : llvm::make_early_inc_range(load->getUses())) {
+          // A 16-bit copy is read (and gathered) in 16 bits, as DeepSpeed
+          // gathers fp16 parameters.
+          if (auto copy = dyn_cast<CastOp>(use.getOwner());
+              copy && !llvm::is_contained(results, copy.getResult())) {
+            for (OpOperand &read :
+                 llvm::make_early_inc_range(copy->getUses())) {
+              OpBuilder nb(read.getOwner());
+              read.set(whole(nb, copy.getType().getElementType()));
+            }
+            copy.erase();
+            continue;
+          }
+          OpBuilder nb(use.getOwner());
+          use.set(whole(nb, load.getType().getElementType()));
+        }
+        if (llvm::is_contained(results, load.getResult()))
+          replaceValue(results, load.getResult(),
+                       whole(b, load.getType().getElementType()));
         load.erase();
         continue;
       }
@@ -459,22 +468,40 @@ void BuildStepPass::runOnOperation() {
                    : Value();
   for (auto [param, g, local] : llvm::zip_equal(params, reduced, grads)) {
     const Slot &paramSlot = *layout->state.find(param.getSymName());
+    const Slot &gradSlot =
+        *layout->state.find(("grad." + param.getSymName()).str());
     // Stage 1 keeps this rank's whole gradient; the others what they update
-    // with.
+    // with (in 16 bits for a 16-bit parameter).
     Value kept = shardsOptimizerState(zero) && !shardsGradients(zero) ? local : g;
-    entry.write(entry.state,
-                *layout->state.find(("grad." + param.getSymName()).str()),
-                kept);
+    Type gradElement = gradSlot.type.getElementType();
+    if (cast<RankedTensorType>(kept.getType()).getElementType() != gradElement)
+      kept = CastOp::create(
+          b, loc, cast<RankedTensorType>(kept.getType()).clone(gradElement),
+          kept);
+    entry.write(entry.state, gradSlot, kept);
     Value used = clip ? m.mul(g, clip) : g;
-    Value current = entry.read(entry.state, paramSlot);
-    if (rank)
+    // The f32 weights the optimizer updates: the parameter's own, or the
+    // master weights of a 16-bit parameter (whole, or this rank's shard).
+    const Slot *master =
+        layout->state.find((kMasterPrefix + param.getSymName()).str());
+    Value current = entry.read(entry.state, master ? *master : paramSlot);
+    bool sliceShard = rank && !master;
+    if (sliceShard)
       current = buildLocalShard(b, loc, current, rank, ranks);
     Value updated = buildUpdate(m, entry, step.getOptimizer(),
                                 param.getSymName(), current, used, hyper,
                                 finite);
+    if (master) {
+      entry.write(entry.state, *master, updated);
+      auto type = cast<RankedTensorType>(updated.getType());
+      updated = CastOp::create(
+          b, loc, type.clone(paramSlot.type.getElementType()), updated);
+    }
     // Stages 1 and 2: every rank gets the whole updated parameter.
     if (rank)
-      updated = buildAllGather(b, loc, updated, param.getTensorType(), ranks);
+      updated = buildAllGather(
+          b, loc, updated,
+          param.getTensorType().clone(paramSlot.type.getElementType()), ranks);
     entry.write(entry.state, paramSlot, updated);
   }
   if (lossScale)

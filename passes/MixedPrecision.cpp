@@ -167,7 +167,7 @@ private:
 
 LogicalResult gacc::autocast(func::FuncOp model, Precision precision,
                              int64_t *numCasts) {
-  if (precision == Precision::f32)
+  if (precision == Precision::f32 || model->hasAttr(kAutocastDoneAttrName))
     return success();
   Builder b(model.getContext());
   Type low = precision == Precision::f16 ? Type(b.getF16Type())
@@ -176,7 +176,51 @@ LogicalResult gacc::autocast(func::FuncOp model, Precision precision,
   LogicalResult result = Autocaster(low, casts).run(model);
   if (numCasts)
     *numCasts += casts;
+  model->setAttr(kAutocastDoneAttrName,
+                 PrecisionAttr::get(model.getContext(), precision));
   return result;
+}
+
+/// The parameters `model` (autocast) reads only through casts to `low`.
+static llvm::StringSet<> paramsReadAs(ModuleOp module, func::FuncOp model,
+                                      Type low) {
+  llvm::StringMap<bool> readLow;
+  model.walk([&](LoadOp load) {
+    if (!isa_and_nonnull<ParamOp>(module.lookupSymbol(load.getNameAttr())))
+      return;
+    bool onlyCasts = !load->use_empty() &&
+                     llvm::all_of(load->getUsers(), [&](Operation *user) {
+                       auto cast = dyn_cast<CastOp>(user);
+                       return cast && cast.getType().getElementType() == low;
+                     });
+    auto [it, first] = readLow.try_emplace(load.getName(), onlyCasts);
+    if (!first)
+      it->second &= onlyCasts;
+  });
+  llvm::StringSet<> params;
+  for (auto &[name, low] : readLow)
+    if (low)
+      params.insert(name);
+  return params;
+}
+
+FailureOr<llvm::StringSet<>> gacc::lowPrecisionParams(TrainStepOp step) {
+  Precision precision = step.getEffectivePrecision();
+  if (precision == Precision::f32)
+    return llvm::StringSet<>();
+  Builder b(step.getContext());
+  Type low = precision == Precision::f16 ? Type(b.getF16Type())
+                                         : Type(b.getBF16Type());
+  auto module = step->getParentOfType<ModuleOp>();
+  func::FuncOp model = step.getModelFunc();
+  if (model->hasAttr(kAutocastDoneAttrName))
+    return paramsReadAs(module, model, low);
+  // Before gacc-mixed-precision: what it will make of the model.
+  OwningOpRef<ModuleOp> scratch = module.clone();
+  func::FuncOp copy = TrainStepOp::find(*scratch, step.getSymName()).getModelFunc();
+  if (failed(autocast(copy, precision)))
+    return failure();
+  return paramsReadAs(*scratch, copy, low);
 }
 
 void MixedPrecisionPass::runOnOperation() {

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::gacc {
 
@@ -38,9 +39,18 @@ FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp fn,
                                               int64_t *numRules = nullptr);
 
 /// Places the casts of gacc-mixed-precision in `model` for `precision` (f32:
-/// nothing); counts them into `numCasts`.
+/// nothing); counts them into `numCasts`. Marks the model with
+/// kAutocastDoneAttrName; a marked model is left alone.
 LogicalResult autocast(func::FuncOp model, Precision precision,
                        int64_t *numCasts = nullptr);
+inline constexpr llvm::StringLiteral kAutocastDoneAttrName =
+    "gacc.autocast_precision";
+
+/// The parameters a mixed-precision step reads only in its low precision
+/// (every read a cast to f16 or bf16): their state keeps 16-bit weights and
+/// gradients and the f32 master weights as optimizer state (see
+/// StepLayout.h). Before gacc-mixed-precision, what it will do.
+FailureOr<llvm::StringSet<>> lowPrecisionParams(TrainStepOp step);
 
 /// The attribute on a gradient function that names, in order, the
 /// parameters its trailing results are the gradients of.

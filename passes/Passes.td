@@ -27,7 +27,12 @@ def MixedPrecision : Pass<"gacc-mixed-precision", "ModuleOp"> {
     and its state in f32); each parameter is cast once per use type, and
     the gradient of a cast is the gradient cast back, so gradients reach
     the parameters, and accumulate across micro-batches, in f32. The model's
-    results keep their declared types.
+    results keep their declared types; the model is marked
+    `gacc.autocast_precision`. A parameter read only through casts to the
+    low type is then kept by `gacc-build-step` in 16 bits, with its
+    gradient, and its f32 master weights as optimizer state (DeepSpeed's
+    layout: 2 + 2 + 12 bytes per parameter with AdamW), so the casts cost
+    nothing per step.
 
     `gacc.autocast = "low"` or `"f32"` on an op overrides its class.
 
@@ -274,7 +279,9 @@ def BuildStep : Pass<"gacc-build-step", "ModuleOp"> {
     * `gacc_step(state, batch, io, workspace)`: forward and backward, the global
       gradient norm, clipping, and the optimizer update (SGD with momentum,
       dampening, nesterov and weight decay; AdamW with decoupled weight
-      decay), written back in place as fused elementwise updates;
+      decay), written back in place as fused elementwise updates; a 16-bit
+      parameter's f32 master weights are updated and rounded into it; with
+      `#gacc.zero`, the gradient reductions and shards of `gacc-zero`;
     * `gacc_eval(state, batch, io, workspace)`: the forward pass only.
 
     Each argument carries its role as `gacc.arena`. The workspace arena is

@@ -1,6 +1,7 @@
 //===- StepLayout.cpp - where a compiled step keeps its tensors -------------===//
 
 #include "passes/StepLayout.h"
+#include "passes/Passes.h"
 #include "passes/Zero.h"
 #include "dialects/gacc/GaccShapes.h"
 #include "llvm/Support/MathExtras.h"
@@ -49,22 +50,35 @@ FailureOr<StepLayout> gacc::computeStepLayout(TrainStepOp step) {
   }
 
   ZeroAttr zero = step.getEffectiveZero();
-  auto addState = [&](const std::string &name, ParamOp param, bool sharded) {
+  FailureOr<llvm::StringSet<>> low = lowPrecisionParams(step);
+  if (failed(low))
+    return failure();
+  Type lowType = step.getEffectivePrecision() == Precision::f16
+                     ? Type(Float16Type::get(step.getContext()))
+                     : Type(BFloat16Type::get(step.getContext()));
+  auto addState = [&](const std::string &name, ParamOp param, bool sharded,
+                      bool master) {
     RankedTensorType type = param.getTensorType();
+    if (!master && low->contains(param.getSymName()))
+      type = type.clone(lowType);
     if (sharded)
       layout.state.add(name, shardType(type, zero.getRanks()), type);
     else
       layout.state.add(name, type);
   };
   for (ParamOp param : params)
-    addState(param.getSymName().str(), param, shardsParameters(zero));
+    addState(param.getSymName().str(), param, shardsParameters(zero), false);
   for (ParamOp param : params)
     addState(("grad." + param.getSymName()).str(), param,
-             shardsGradients(zero));
+             shardsGradients(zero), false);
   for (const std::string &slot : layout.optimizerSlots)
     for (ParamOp param : params)
       addState(slot + "." + param.getSymName().str(), param,
-               shardsOptimizerState(zero));
+               shardsOptimizerState(zero), true);
+  for (ParamOp param : params)
+    if (low->contains(param.getSymName()))
+      addState((kMasterPrefix + param.getSymName()).str(), param,
+               shardsOptimizerState(zero), true);
   auto scalar = RankedTensorType::get({}, layout.element);
   if (step.getEffectiveLossScale()) {
     layout.state.add(kLossScaleSlot, scalar);

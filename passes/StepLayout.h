@@ -33,6 +33,9 @@ inline constexpr llvm::StringLiteral kGrowthTrackerSlot =
     "loss_scale.growth_tracker";
 inline constexpr llvm::StringLiteral kFoundInfSlot = "found_inf";
 
+/// The f32 master weight of a parameter kept in 16 bits.
+inline constexpr llvm::StringLiteral kMasterPrefix = "master.";
+
 /// This process's rank (i64) on several ranks, set by the runtime.
 inline constexpr llvm::StringLiteral kRankSlot = "rank";
 
@@ -58,7 +61,11 @@ struct StepLayout {
   /// Parameters by name; gradients "grad.<name>"; optimizer state
   /// "<slot>.<name>" with torch.optim's slot names: "momentum_buffer" (SGD
   /// with momentum), "exp_avg" and "exp_avg_sq" (AdamW); with loss scaling,
-  /// kLossScaleSlot and kGrowthTrackerSlot. Under ZeRO, the state the
+  /// kLossScaleSlot and kGrowthTrackerSlot. In mixed precision, a parameter
+  /// the model reads only in 16 bits (lowPrecisionParams) keeps its weight
+  /// and gradient in 16 bits and its f32 master weight as optimizer state,
+  /// kMasterPrefix + name, as DeepSpeed does (16 bytes per parameter with
+  /// AdamW); the others are their own master. Under ZeRO, the state the
   /// stage shards holds this rank's shard.
   ArenaLayout state;
   /// Inputs by name (this rank's examples).

@@ -107,7 +107,8 @@ struct PyTrainer {
     const Parameter *param = trainer->model().findParameter(name);
     if (!param)
       throw py::key_error("no parameter '" + name + "'");
-    check(trainer->setParameter(name, fromNumpy(param->slot, array)));
+    check(trainer->setParameter(
+        name, fromNumpy(gacc::rt::Trainer::parameterSlot(*param), array)));
   }
 
   py::list inputs() const {

@@ -38,13 +38,16 @@ microBatchGradient(TrainStepOp step, OwningOpRef<ModuleOp> &scratch) {
 }
 
 /// Bytes of the low-precision copies of parameters that gacc-mixed-precision
-/// placed in `grad` (they live in the workspace during the step).
-static int64_t weightCopyBytes(func::FuncOp grad) {
+/// placed in `grad` (they live in the workspace during the step), but for
+/// the parameters the state keeps in 16 bits.
+static int64_t weightCopyBytes(func::FuncOp grad,
+                               const llvm::StringSet<> &kept) {
   int64_t bytes = 0;
   grad.walk([&](CastOp cast) {
     auto load = cast.getInput().getDefiningOp<LoadOp>();
-    if (load && isa_and_nonnull<ParamOp>(SymbolTable::lookupNearestSymbolFrom(
-                    load, load.getNameAttr())))
+    if (load && !kept.contains(load.getName()) &&
+        isa_and_nonnull<ParamOp>(SymbolTable::lookupNearestSymbolFrom(
+            load, load.getNameAttr())))
       bytes += getStaticByteSize(cast.getType()).value_or(0);
   });
   return bytes;
@@ -58,7 +61,10 @@ static FailureOr<RematReport> activationReport(TrainStepOp step,
   FailureOr<func::FuncOp> grad = microBatchGradient(step, scratch);
   if (failed(grad))
     return failure();
-  plan.weightCopyBytes = weightCopyBytes(*grad);
+  FailureOr<llvm::StringSet<>> kept = lowPrecisionParams(step);
+  if (failed(kept))
+    return failure();
+  plan.weightCopyBytes = weightCopyBytes(*grad, *kept);
   return rematerialize(*grad, getRematConfig(step));
 }
 
@@ -99,10 +105,10 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
   plan.batchSize = step.getBatchSize();
   plan.microBatchSize = step.getEffectiveMicroBatchSize();
   plan.accumulationSteps = step.getAccumulationSteps();
-  plan.state = computeStateMemory(step);
   FailureOr<StepLayout> layout = computeStepLayout(step);
   if (failed(layout))
     return failure();
+  plan.state = computeStateMemory(step, *layout);
   plan.stateArenaBytes = layout->state.bytes;
   plan.batchBytes = layout->batch.bytes;
   plan.ioBytes = layout->io.bytes;

@@ -3,7 +3,6 @@
 
 #include "compiler/plan/StateMemory.h"
 #include "dialects/gacc/GaccShapes.h"
-#include "passes/Zero.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
@@ -17,22 +16,27 @@ static int64_t optimizerSlots(Attribute optimizer) {
       .Default([](Attribute) { return 0; });
 }
 
-gacc::StateMemory gacc::computeStateMemory(TrainStepOp step) {
+gacc::StateMemory gacc::computeStateMemory(TrainStepOp step,
+                                           const StepLayout &layout) {
   StateMemory memory;
   memory.optimizerSlots = optimizerSlots(step.getOptimizer());
   auto module = step->getParentOfType<ModuleOp>();
-  ZeroAttr zero = step.getEffectiveZero();
   for (ParamOp param : module.getOps<ParamOp>()) {
-    RankedTensorType type = param.getTensorType();
-    int64_t bytes = getStaticByteSize(type).value_or(0);
-    // This rank's shard: flat, padded (Zero.h).
-    int64_t shard = getStaticByteSize(shardType(type, zero.getRanks())).value_or(0);
     ++memory.parameterCount;
-    memory.parameterElements += type.getNumElements();
-    memory.parameterBytes += shardsParameters(zero) ? shard : bytes;
-    memory.gradientBytes += shardsGradients(zero) ? shard : bytes;
-    memory.optimizerBytes +=
-        memory.optimizerSlots * (shardsOptimizerState(zero) ? shard : bytes);
+    memory.parameterElements += param.getTensorType().getNumElements();
+  }
+  // The slots say what this rank keeps: 16-bit weights and gradients with
+  // f32 master weights in mixed precision, shards under ZeRO.
+  for (const Slot &slot : layout.state.slots) {
+    StringRef name = slot.name;
+    if (name == kLossScaleSlot || name == kGrowthTrackerSlot)
+      continue;
+    if (module.lookupSymbol<ParamOp>(name))
+      memory.parameterBytes += slot.bytes();
+    else if (name.starts_with("grad."))
+      memory.gradientBytes += slot.bytes();
+    else
+      memory.optimizerBytes += slot.bytes();
   }
   return memory;
 }

@@ -1,13 +1,14 @@
 //===- StateMemory.h - memory that lives across training steps --*- C++ -*-===//
 //
 // Bytes of parameters, gradients and optimizer state of a training step,
-// from the declarations alone. The memory plan (MemoryPlan.h) builds on it.
+// from its state layout. The memory plan (MemoryPlan.h) builds on it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GACC_COMPILER_PLAN_STATEMEMORY_H
 #define GACC_COMPILER_PLAN_STATEMEMORY_H
 
 #include "dialects/gacc/GaccOps.h"
+#include "passes/StepLayout.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdint>
 
@@ -23,10 +24,8 @@ struct StateMemory {
   int64_t optimizerBytes = 0;
 };
 
-/// The state memory of one rank of `step`: with ZeRO, the shards its stage
-/// keeps.
-StateMemory computeStateMemory(TrainStepOp step);
-
+/// The state memory of one rank of `step`, as `layout` places it.
+StateMemory computeStateMemory(TrainStepOp step, const StepLayout &layout);
 /// "1.5 MiB"-style byte counts.
 std::string formatBytes(int64_t bytes);
 

@@ -37,7 +37,10 @@ def load(path):
     header = json.loads(data[8:8 + size])
     header.pop("__metadata__", None)
     base = 8 + size
-    return {name: np.frombuffer(data[base + e["data_offsets"][0]:
-                                     base + e["data_offsets"][1]],
-                                dtype=_DTYPES[e["dtype"]]).reshape(e["shape"])
-            for name, e in header.items()}
+    def array(e):
+        raw = data[base + e["data_offsets"][0]:base + e["data_offsets"][1]]
+        if e["dtype"] == "BF16":  # NumPy has no bfloat16: widen to f32
+            bits = np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16
+            return bits.view(np.float32).reshape(e["shape"])
+        return np.frombuffer(raw, dtype=_DTYPES[e["dtype"]]).reshape(e["shape"])
+    return {name: array(e) for name, e in header.items()}

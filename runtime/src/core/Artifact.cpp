@@ -143,11 +143,15 @@ std::vector<TensorSlot> slotsFrom(const Json &json) {
 
 Json modelJson(const ModelInfo &model) {
   Json params = Json::array();
-  for (const Parameter &param : model.params)
-    params.push_back({{"slot", slotJson(param.slot)},
-                      {"init", nameOf(kInitKinds, param.init)},
-                      {"scale", param.scale},
-                      {"seed", param.seed}});
+  for (const Parameter &param : model.params) {
+    Json entry = {{"slot", slotJson(param.slot)},
+                  {"init", nameOf(kInitKinds, param.init)},
+                  {"scale", param.scale},
+                  {"seed", param.seed}};
+    if (param.master)
+      entry["master"] = slotJson(*param.master);
+    params.push_back(entry);
+  }
   Json inputs = Json::array();
   for (const Input &input : model.inputs) {
     Json entry = {{"slot", slotJson(input.slot)},
@@ -206,11 +210,16 @@ Json modelJson(const ModelInfo &model) {
 
 ModelInfo modelFrom(const Json &json) {
   ModelInfo model;
-  for (const Json &param : json.at("params"))
-    model.params.push_back({slotFrom(param.at("slot")),
-                            valueOf(kInitKinds, param, "init"),
-                            param.at("scale").get<double>(),
-                            param.at("seed").get<uint64_t>()});
+  for (const Json &param : json.at("params")) {
+    Parameter described;
+    described.slot = slotFrom(param.at("slot"));
+    if (param.contains("master"))
+      described.master = slotFrom(param.at("master"));
+    described.init = valueOf(kInitKinds, param, "init");
+    described.scale = param.at("scale").get<double>();
+    described.seed = param.at("seed").get<uint64_t>();
+    model.params.push_back(described);
+  }
   model.grads = slotsFrom(json.at("grads"));
   model.optimizerState = slotsFrom(json.at("optimizer_state"));
   for (const Json &input : json.at("inputs")) {
@@ -269,8 +278,11 @@ ModelInfo modelFrom(const Json &json) {
     if (slot.offset + slot.bytes() > arena)
       throw Malformed{"'" + slot.name + "' lies outside its arena"};
   };
-  for (const Parameter &param : model.params)
+  for (const Parameter &param : model.params) {
     inside(param.slot, model.stateBytes);
+    if (param.master)
+      inside(*param.master, model.stateBytes);
+  }
   for (const std::vector<TensorSlot> *slots :
        {&model.grads, &model.optimizerState})
     for (const TensorSlot &slot : *slots)

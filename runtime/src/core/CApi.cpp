@@ -86,7 +86,7 @@ int gacc_trainer_parameter_bytes(const gacc_trainer *trainer, const char *name,
   const Parameter *param = trainer->trainer->model().findParameter(name);
   if (!param)
     return fail(std::string("no parameter '") + name + "'");
-  *bytes = static_cast<size_t>(param->slot.bytes());
+  *bytes = static_cast<size_t>(Trainer::parameterSlot(*param).bytes());
   return 0;
 }
 
@@ -109,7 +109,8 @@ int gacc_trainer_set_parameter(gacc_trainer *trainer, const char *name,
   if (!param)
     return fail(std::string("no parameter '") + name + "'");
   Tensor tensor;
-  if (int rc = report(tensorFor(param->slot, data, bytes, tensor)))
+  if (int rc = report(
+          tensorFor(Trainer::parameterSlot(*param), data, bytes, tensor)))
     return rc;
   return report(trainer->trainer->setParameter(name, tensor));
 }

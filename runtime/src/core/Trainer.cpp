@@ -106,16 +106,38 @@ void Trainer::writeWhole(const TensorSlot &slot, const Tensor &whole) {
                 count * width);
 }
 
+/// `tensor` in `dtype` (rounded to nearest even for 16-bit floats).
+static Tensor converted(const Tensor &tensor, DType dtype) {
+  if (tensor.dtype() == dtype)
+    return tensor;
+  Tensor out(dtype, tensor.shape());
+  for (int64_t i = 0; i < tensor.numElements(); ++i)
+    storeElement(dtype, static_cast<std::byte *>(out.data()), i,
+                 loadElement(tensor.dtype(),
+                             static_cast<const std::byte *>(tensor.data()), i));
+  return out;
+}
+
+Tensor Trainer::readParameter(const Parameter &param) const {
+  return readWhole(param.master ? *param.master : param.slot);
+}
+
+void Trainer::writeParameter(const Parameter &param, const Tensor &whole) {
+  if (param.master)
+    writeWhole(*param.master, whole);
+  writeWhole(param.slot, converted(whole, param.slot.dtype));
+}
+
 void Trainer::initialize(uint64_t seed) {
   std::memset(state_->data, 0, model_.stateBytes);
   for (const Parameter &param : model_.params) {
     // A shard is cut from the whole initialized tensor, the same on every
-    // rank.
+    // rank; a 16-bit weight is its f32 master's rounding.
     Parameter whole = param;
-    whole.slot = wholeSlot(param.slot);
+    whole.slot = wholeSlot(param.master ? *param.master : param.slot);
     Tensor values(whole.slot.dtype, whole.slot.shape);
     initializeParameter(whole, seed, static_cast<std::byte *>(values.data()));
-    writeWhole(param.slot, values);
+    writeParameter(param, values);
   }
   resetLossScale();
   step_ = optimizerStep_ = 0;
@@ -186,19 +208,25 @@ Status Trainer::loadParameters(const TensorFile &file,
     if (it == file.tensors.end())
       return Status::error(origin + ": missing parameter '" + param.slot.name +
                            "'");
-    if (Status status = checkTensor(origin, wholeSlot(param.slot), it->second);
+    if (Status status = checkTensor(origin, parameterSlot(param), it->second);
         !status)
       return status;
   }
   for (const Parameter &param : model_.params)
-    writeWhole(param.slot, file.tensors.at(param.slot.name));
+    writeParameter(param, file.tensors.at(param.slot.name));
   return Status();
+}
+
+TensorSlot Trainer::parameterSlot(const Parameter &param) {
+  TensorSlot slot = wholeSlot(param.master ? *param.master : param.slot);
+  slot.name = param.slot.name;
+  return slot;
 }
 
 TensorFile Trainer::parameters() const {
   TensorFile file;
   for (const Parameter &param : model_.params)
-    file.tensors.emplace(param.slot.name, readWhole(param.slot));
+    file.tensors.emplace(param.slot.name, readParameter(param));
   return file;
 }
 
@@ -278,8 +306,11 @@ Status Trainer::saveCheckpoint(const std::string &path) const {
 
 std::vector<const TensorSlot *> Trainer::checkpointedSlots() const {
   std::vector<const TensorSlot *> slots;
-  for (const Parameter &param : model_.params)
+  for (const Parameter &param : model_.params) {
     slots.push_back(&param.slot);
+    if (param.master)
+      slots.push_back(&*param.master);
+  }
   for (const TensorSlot *slot : checkpointedState(model_))
     slots.push_back(slot);
   return slots;
@@ -442,6 +473,16 @@ Status consolidateCheckpoint(const std::string &dir, TensorFile &out) {
                            "' do not make up its shape");
     out.tensors.emplace(name, std::move(whole));
   }
+  // A 16-bit parameter's value is its f32 master's.
+  static constexpr std::string_view kMaster = "master.";
+  for (auto it = out.tensors.begin(); it != out.tensors.end();) {
+    if (it->first.compare(0, kMaster.size(), kMaster) != 0) {
+      ++it;
+      continue;
+    }
+    out.tensors[it->first.substr(kMaster.size())] = std::move(it->second);
+    it = out.tensors.erase(it);
+  }
   for (const char *counter : {"step", "optimizer_step"}) {
     auto it = shards[0].tensors.find(counter);
     if (it == shards[0].tensors.end())
@@ -474,7 +515,7 @@ Status Trainer::parameter(const std::string &name, Tensor &out) const {
   const Parameter *param = model_.findParameter(name);
   if (!param)
     return Status::error("no parameter '" + name + "'");
-  out = readWhole(param->slot);
+  out = readParameter(*param);
   return Status();
 }
 
@@ -482,10 +523,10 @@ Status Trainer::setParameter(const std::string &name, const Tensor &tensor) {
   const Parameter *param = model_.findParameter(name);
   if (!param)
     return Status::error("no parameter '" + name + "'");
-  if (Status status = checkTensor("parameter", wholeSlot(param->slot), tensor);
+  if (Status status = checkTensor("parameter", parameterSlot(*param), tensor);
       !status)
     return status;
-  writeWhole(param->slot, tensor);
+  writeParameter(*param, tensor);
   return Status();
 }
 

@@ -40,10 +40,15 @@ enum class InitKind {
 };
 
 struct Parameter {
+  /// What the model reads: in mixed precision, possibly a 16-bit copy of
+  /// `master`.
   TensorSlot slot;
   InitKind init = InitKind::Zeros;
   double scale = 1.0;
   uint64_t seed = 0;
+  /// The f32 master weights the optimizer updates when `slot` holds 16 bits
+  /// (state; the value checkpoints and parameter accessors use).
+  std::optional<TensorSlot> master;
 };
 
 enum class InputKind { Features, Labels, Tokens, Mask };

@@ -121,6 +121,9 @@ public:
   /// Copies one input in (dtype and shape must match); the others keep
   /// what they hold.
   Status setInput(const std::string &name, const Tensor &tensor);
+  /// A parameter as users see it: whole, the f32 master weights of a 16-bit
+  /// one (writing it also rounds its 16-bit weights).
+  static TensorSlot parameterSlot(const Parameter &param);
   /// One parameter, by name; and overwriting it (dtype and shape must
   /// match).
   Status parameter(const std::string &name, Tensor &out) const;
@@ -143,6 +146,8 @@ private:
   void writeWhole(const TensorSlot &slot, const Tensor &whole);
   /// `slot` with the whole tensor's shape (the slot itself if unsharded).
   static TensorSlot wholeSlot(const TensorSlot &slot);
+  Tensor readParameter(const Parameter &param) const;
+  void writeParameter(const Parameter &param, const Tensor &whole);
   /// The slots a checkpoint keeps: parameters, optimizer state, loss scale.
   std::vector<const TensorSlot *> checkpointedSlots() const;
   void call(StepEntry entry);
