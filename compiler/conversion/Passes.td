@@ -13,10 +13,11 @@ def ConvertGaccToLinalg : Pass<"convert-gacc-to-linalg"> {
     fusion can merge chains; reductions and matmuls become `linalg.generic`
     ops with reduction iterators; shape ops become `tensor` ops;
     `gacc.constant` becomes `arith.constant`; collectives become calls of
-    the runtime's communicator (`gacc_comm_all_reduce`, `..._reduce_scatter`,
-    `..._all_gather`, `..._broadcast`: the operand's buffer and a new result
-    buffer as unranked memrefs, the element type as the runtime's DType
-    number, and the reduction (0 sum, 1 mean) or root). Composite ops must be
+    the runtime's communicator (`gacc_comm_all_reduce_<type>`,
+    `..._reduce_scatter_<type>`, `..._all_gather_<type>`,
+    `..._broadcast_<type>`: the operand's buffer and a new result buffer as
+    unranked memrefs, the element type as the runtime's DType number, and
+    the reduction (0 sum, 1 mean) or root). Composite ops must be
     decomposed first (`gacc-decompose`). Declarations and `gacc.load` are
     left alone: the step builder replaces them.
 

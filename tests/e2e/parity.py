@@ -105,6 +105,7 @@ def gpt_padded_batch():
 
 
 def gpt_loss(p, batch):
+    B = batch["tokens"].shape[0]  # any batch (a rank's share, too)
     x = p["wte.weight"][batch["tokens"].long()] + p["wpe.weight"]
     mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
     key_bias = 0.0

@@ -38,10 +38,10 @@
 // STAGE3: gacc.reduce_scatter sum {{.*}} : tensor<12xf32> -> tensor<6xf32>
 
 // Collectives become calls of the runtime's communicator.
-// CALLS: func.func private @gacc_comm_all_gather(memref<*xf32>, memref<*xf32>, i32, i32)
+// CALLS: func.func private @gacc_comm_all_gather_f32(memref<*xf32>, memref<*xf32>, i32, i32)
 // CALLS: %[[IN:.*]] = bufferization.to_buffer %{{.*}} read_only
 // CALLS: %[[OUT:.*]] = memref.alloc() : memref<12xf32>
-// CALLS: call @gacc_comm_all_gather
+// CALLS: call @gacc_comm_all_gather_f32
 // CALLS: bufferization.to_tensor %[[OUT]] restrict writable
 
 // UNEVEN: error: 'gacc.train_step' op batch_size (8) must divide evenly over 3 ranks

@@ -3,7 +3,9 @@
 // A collective becomes a call of the runtime (gacc/runtime/Collectives.h):
 // the operand's buffer (any layout) and a fresh result buffer, passed as
 // unranked memrefs, then the element type and the reduction or root. The
-// runtime runs it on the job's communicator (MPI, or one rank).
+// runtime runs it on the job's communicator (MPI, or one rank). Each element
+// type has its own declaration (`gacc_comm_all_reduce_bf16`, ...), since
+// MLIR types the memrefs; the runtime binds them to one function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,13 +49,16 @@ static func::FuncOp declareCollective(OpBuilder &b, Operation *op,
   return callee;
 }
 
-/// Replaces `op` (one tensor in, one out) by a call of `name`.
+/// Replaces `op` (one tensor in, one out) by a call of `base`_<type> (one
+/// declaration per element type; the runtime binds them all to `base`).
 static void replaceByCall(ConversionPatternRewriter &rewriter, Operation *op,
-                          StringRef name, Value input, int32_t argument) {
+                          StringRef base, Value input, int32_t argument) {
   Location loc = op->getLoc();
   auto inputType = cast<RankedTensorType>(input.getType());
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   Type element = inputType.getElementType();
+  std::string name;
+  llvm::raw_string_ostream(name) << base << "_" << element;
   // The input in whatever layout it has; the runtime packs strided ones.
   Value in = bufferization::ToBufferOp::create(
       rewriter, loc,

@@ -35,13 +35,24 @@ const std::vector<HostImport> &hostImports() {
        reinterpret_cast<void *>(&gacc_cpu_matmul_f16_f32)},
       {"gacc_cpu_matmul_bf16_f32",
        reinterpret_cast<void *>(&gacc_cpu_matmul_bf16_f32)},
-      {"gacc_comm_all_reduce", reinterpret_cast<void *>(&gacc_comm_all_reduce)},
-      {"gacc_comm_reduce_scatter",
-       reinterpret_cast<void *>(&gacc_comm_reduce_scatter)},
-      {"gacc_comm_all_gather", reinterpret_cast<void *>(&gacc_comm_all_gather)},
-      {"gacc_comm_broadcast", reinterpret_cast<void *>(&gacc_comm_broadcast)},
   };
-  return imports;
+  static const std::vector<HostImport> all = [] {
+    std::vector<HostImport> list = imports;
+    // One declaration per element type in compiled code, one function here.
+    for (const char *type : {"f64", "f32", "f16", "bf16"}) {
+      std::string suffix = std::string("_") + type;
+      list.push_back({"gacc_comm_all_reduce" + suffix,
+                      reinterpret_cast<void *>(&gacc_comm_all_reduce)});
+      list.push_back({"gacc_comm_reduce_scatter" + suffix,
+                      reinterpret_cast<void *>(&gacc_comm_reduce_scatter)});
+      list.push_back({"gacc_comm_all_gather" + suffix,
+                      reinterpret_cast<void *>(&gacc_comm_all_gather)});
+      list.push_back({"gacc_comm_broadcast" + suffix,
+                      reinterpret_cast<void *>(&gacc_comm_broadcast)});
+    }
+    return list;
+  }();
+  return all;
 }
 
 Status loadHostCode(const std::string &sharedObject, const std::string &origin,

@@ -20,7 +20,7 @@ namespace gacc::rt {
 
 struct HostImport {
   /// The symbol compiled code calls.
-  const char *symbol;
+  std::string symbol;
   /// The runtime function it binds to.
   void *function;
 };
