@@ -3,8 +3,8 @@
 // The communication layer sharded training steps run on: the collectives of
 // the gacc dialect (all-reduce, reduce-scatter, all-gather, broadcast) over
 // the ranks of one job, on raw buffers of a dtype. Implementations: one rank
-// (copies), MPI (Open MPI; CPU, across machines with mpirun); NCCL (GPU)
-// comes with the CUDA backend. Each rank counts the volume it moves, in
+// (copies), MPI (Open MPI; CPU, across machines with mpirun), NCCL (GPU
+// buffers; loaded with dlopen, bootstrapped over MPI). Each rank counts the volume it moves, in
 // elements, as the ZeRO paper does: an all-reduce of n elements moves 2n
 // (a reduce-scatter and an all-gather), a reduce-scatter or an all-gather
 // of n (the full tensor) n, a broadcast n.
@@ -61,6 +61,13 @@ std::unique_ptr<Communicator> createSingleRankCommunicator();
 /// The ranks of the MPI job this process runs in (mpirun), initializing
 /// MPI; an error if this runtime was built without MPI.
 Status createMpiCommunicator(std::unique_ptr<Communicator> &out);
+
+/// NCCL over the ranks of `bootstrap` (which must outlive it; MPI across
+/// processes, or one rank), this rank on GPU `device`: buffers are device
+/// pointers. NCCL and the CUDA runtime are loaded with dlopen; without them
+/// (or a driver) it is an error that says which is missing.
+Status createNcclCommunicator(Communicator &bootstrap, int device,
+                              std::unique_ptr<Communicator> &out);
 
 } // namespace gacc::rt
 
