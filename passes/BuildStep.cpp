@@ -311,18 +311,22 @@ static Value buildUpdate(TensorMath &m, EntryBuilder &entry, Attribute optimizer
 }
 
 /// Dynamic loss scaling, as GradScaler.unscale_: divides the (scaled)
-/// gradients by the loss scale. Each gradient is unscaled where it is
-/// computed, so that the unscaled one is what lands in its slot and no
-/// scaled copy of all gradients lives until the end of the backward pass.
-static void buildUnscale(TensorMath &m, EntryBuilder &entry,
-                         MutableArrayRef<Value> grads) {
+/// gradients by the loss scale, but those `keepScaled` marks. Each gradient
+/// is unscaled where it is computed, so that the unscaled one is what lands
+/// in its slot and no scaled copy of all gradients lives until the end of
+/// the backward pass. Returns 1 / scale.
+static Value buildUnscale(TensorMath &m, EntryBuilder &entry,
+                          MutableArrayRef<Value> grads,
+                          ArrayRef<bool> keepScaled) {
   OpBuilder &b = m.b;
   OpBuilder::InsertPoint end = b.saveInsertionPoint();
   Value scale = entry.read(entry.state, *entry.layout.state.find(kLossScaleSlot));
   b.setInsertionPointAfterValue(scale);
   Value inverse = m.div(m.c(1.0), scale);
   Operation *inverseOp = inverse.getDefiningOp();
-  for (Value &grad : grads) {
+  for (auto [grad, scaled] : llvm::zip_equal(grads, keepScaled)) {
+    if (scaled)
+      continue;
     Operation *def = grad.getDefiningOp();
     // After both (a gradient may be the scale itself, or come before it).
     if (def && def->getBlock() == inverseOp->getBlock() &&
@@ -333,17 +337,19 @@ static void buildUnscale(TensorMath &m, EntryBuilder &entry,
     grad = m.mul(grad, inverse);
   }
   b.restoreInsertionPoint(end);
+  return inverse;
 }
 
-/// Whether every gradient is finite (an i1 scalar): sum(g·0) is 0 when
-/// every element of g is finite, NaN otherwise. `overRanks` sums the
-/// probes of the ranks' shards, so that every rank decides alike.
-static Value buildFiniteCheck(TensorMath &m, ArrayRef<Value> grads,
-                              function_ref<Value(Value)> overRanks) {
-  Value probe = m.c(0.0);
-  for (Value grad : grads)
-    probe = m.add(probe, m.sumAll(m.mul(grad, m.c(0.0))));
-  return m.compare(ComparePredicate::eq, overRanks(probe), m.c(0.0));
+/// sum(g·0) in g's own type, as an f32 scalar: 0 when every element of g is
+/// finite, NaN otherwise (the overflow probe of dynamic loss scaling).
+static Value buildFiniteProbe(TensorMath &m, Value grad) {
+  Type element = cast<RankedTensorType>(grad.getType()).getElementType();
+  TensorMath own{m.b, m.loc, element};
+  Value probe = own.sumAll(own.mul(grad, own.c(0.0)));
+  if (element != m.element)
+    probe = CastOp::create(m.b, m.loc,
+                           RankedTensorType::get({}, m.element), probe);
+  return probe;
 }
 
 /// GradScaler.update: after an overflow, back off and restart the count of
@@ -408,8 +414,18 @@ void BuildStepPass::runOnOperation() {
   SmallVector<Value> grads(ArrayRef<Value>(results).drop_front(numOutputs));
   TensorMath m{b, loc, layout->element};
   LossScaleAttr lossScale = step.getEffectiveLossScale();
-  if (lossScale)
-    buildUnscale(m, entry, grads);
+  // A 16-bit parameter's gradient slot is 16-bit too; with loss scaling it
+  // keeps the scaled gradient (in f16 an unscaled one would underflow), as
+  // DeepSpeed's fp16 gradients do, and the update unscales what it reads.
+  SmallVector<const Slot *> gradSlots;
+  SmallVector<bool> lowGrad;
+  for (ParamOp param : params) {
+    gradSlots.push_back(
+        layout->state.find(("grad." + param.getSymName()).str()));
+    lowGrad.push_back(gradSlots.back()->type.getElementType() !=
+                      layout->element);
+  }
+  Value inverse = lossScale ? buildUnscale(m, entry, grads, lowGrad) : Value();
   // gacc-accumulate normalized every rank's loss and gradients by the
   // global count: their sums over the ranks are the full batch's.
   if (ranks > 1)
@@ -417,25 +433,56 @@ void BuildStepPass::runOnOperation() {
                                      CollectiveReduction::sum, ranks);
   entry.writeOutputs(ArrayRef<Value>(results).take_front(numOutputs));
 
-  // What the optimizer updates with: the whole summed gradient (stage 0) or
-  // this rank's shard of it (stages 1-3), reduced once per step, each as
-  // soon as the backward has computed it (as DDP's and DeepSpeed's buckets
-  // are), so that a whole gradient the rank does not keep dies there.
-  SmallVector<Value> reduced;
+  // Each gradient as soon as the backward has computed it (as DDP's and
+  // DeepSpeed's buckets are): reduced once per step to the whole summed
+  // gradient (stage 0) or this rank's shard of it (stages 1-3); kept in its
+  // slot (stage 1: the rank's own whole gradient); its squares and overflow
+  // probe taken. A 16-bit slot is then all the update reads, so that no f32
+  // gradient waits from the backward to the update.
+  SmallVector<Value> forUpdate, stored, squareTerms, probeTerms;
+  bool keepsLocal = shardsOptimizerState(zero) && !shardsGradients(zero);
   OpBuilder::InsertPoint end = b.saveInsertionPoint();
-  for (Value g : grads) {
-    if (Operation *def = g.getDefiningOp();
-        def && def->getBlock() == end.getBlock())
-      b.setInsertionPointAfter(def);
+  for (auto [g, slot, low] : llvm::zip_equal(grads, gradSlots, lowGrad)) {
+    // After the gradient and 1 / scale, whichever comes later.
+    Operation *last = nullptr;
+    for (Value after : {g, inverse})
+      if (Operation *def = after ? after.getDefiningOp() : nullptr;
+          def && def->getBlock() == end.getBlock() &&
+          (!last || last->isBeforeInBlock(def)))
+        last = def;
+    if (last)
+      b.setInsertionPointAfter(last);
+    Value r = g;
     if (shardsOptimizerState(zero))
-      reduced.push_back(buildReduceScatter(b, loc, g, ranks));
+      r = buildReduceScatter(b, loc, g, ranks);
     else if (ranks > 1)
-      reduced.push_back(
-          AllReduceOp::create(b, loc, g, CollectiveReduction::sum, ranks));
-    else
-      reduced.push_back(g);
+      r = AllReduceOp::create(b, loc, g, CollectiveReduction::sum, ranks);
+    auto toSlotType = [&](Value value) -> Value {
+      if (!low)
+        return value;
+      return CastOp::create(b, loc,
+                            cast<RankedTensorType>(value.getType())
+                                .clone(slot->type.getElementType()),
+                            value);
+    };
+    Value kept = toSlotType(keepsLocal ? g : r);
+    entry.write(entry.state, *slot, kept);
+    Value unscaled = low && inverse ? m.mul(r, inverse) : r;
+    squareTerms.push_back(m.sumAll(m.mul(unscaled, unscaled)));
+    // The update reads the gradient as its slot keeps it (stage 1: the
+    // reduced shard rounded alike).
+    Value rounded = low ? (keepsLocal ? toSlotType(r) : kept) : Value();
+    if (lossScale)
+      probeTerms.push_back(buildFiniteProbe(m, low ? rounded : r));
+    forUpdate.push_back(low ? Value() : unscaled);
+    stored.push_back(rounded);
     b.restoreInsertionPoint(end);
   }
+  Value squares = m.c(0.0), probe = m.c(0.0);
+  for (Value term : squareTerms)
+    squares = m.add(squares, term);
+  for (Value term : probeTerms)
+    probe = m.add(probe, term);
   auto overRanks = [&](Value scalar) -> Value {
     if (!shardsOptimizerState(zero) || ranks == 1)
       return scalar;
@@ -443,16 +490,14 @@ void BuildStepPass::runOnOperation() {
                                ranks);
   };
   Value finite =
-      lossScale ? buildFiniteCheck(m, reduced, overRanks) : Value();
+      lossScale ? m.compare(ComparePredicate::eq, overRanks(probe), m.c(0.0))
+                : Value();
   Value hyperTensor = entry.read(entry.io, *layout->io.find("hyper"));
   SmallVector<Value> hyper;
   for (int64_t i = 0; i < kHyperCount; ++i)
     hyper.push_back(
         buildReshape(b, loc, buildSlice(b, loc, hyperTensor, {i}, {1}), {}));
 
-  Value squares = m.c(0.0);
-  for (Value g : reduced)
-    squares = m.add(squares, m.sumAll(m.mul(g, g)));
   Value norm = m.sqrt(overRanks(squares));
   entry.write(entry.io, *layout->io.find("grad_norm"), norm);
   Value clip;
@@ -466,27 +511,28 @@ void BuildStepPass::runOnOperation() {
   Value rank = shardsOptimizerState(zero) && !shardsParameters(zero)
                    ? entry.rankIndex()
                    : Value();
-  for (auto [param, g, local] : llvm::zip_equal(params, reduced, grads)) {
+  for (auto [param, g, kept] : llvm::zip_equal(params, forUpdate, stored)) {
+    // `kept`: a 16-bit gradient, which `g` (null then) is read back from.
     const Slot &paramSlot = *layout->state.find(param.getSymName());
-    const Slot &gradSlot =
-        *layout->state.find(("grad." + param.getSymName()).str());
-    // Stage 1 keeps this rank's whole gradient; the others what they update
-    // with (in 16 bits for a 16-bit parameter).
-    Value kept = shardsOptimizerState(zero) && !shardsGradients(zero) ? local : g;
-    Type gradElement = gradSlot.type.getElementType();
-    if (cast<RankedTensorType>(kept.getType()).getElementType() != gradElement)
-      kept = CastOp::create(
-          b, loc, cast<RankedTensorType>(kept.getType()).clone(gradElement),
-          kept);
-    entry.write(entry.state, gradSlot, kept);
+    if (!g) {
+      // Read back from the 16-bit slot (and unscaled); the barrier keeps
+      // CSE from reusing the backward's f32 value instead, which would keep
+      // it alive until here.
+      auto type = cast<RankedTensorType>(kept.getType());
+      Value slotValue =
+          OptimizationBarrierOp::create(b, loc, TypeRange{type}, ValueRange{kept})
+              .getResult(0);
+      g = CastOp::create(b, loc, type.clone(layout->element), slotValue);
+      if (inverse)
+        g = m.mul(g, inverse);
+    }
     Value used = clip ? m.mul(g, clip) : g;
     // The f32 weights the optimizer updates: the parameter's own, or the
     // master weights of a 16-bit parameter (whole, or this rank's shard).
     const Slot *master =
         layout->state.find((kMasterPrefix + param.getSymName()).str());
     Value current = entry.read(entry.state, master ? *master : paramSlot);
-    bool sliceShard = rank && !master;
-    if (sliceShard)
+    if (rank && !master)
       current = buildLocalShard(b, loc, current, rank, ranks);
     Value updated = buildUpdate(m, entry, step.getOptimizer(),
                                 param.getSymName(), current, used, hyper,

