@@ -340,16 +340,14 @@ static Value buildUnscale(TensorMath &m, EntryBuilder &entry,
   return inverse;
 }
 
-/// sum(g·0) in g's own type, as an f32 scalar: 0 when every element of g is
-/// finite, NaN otherwise (the overflow probe of dynamic loss scaling).
+/// sum(g·0): 0 when every element of g is finite, NaN otherwise (the
+/// overflow probe of dynamic loss scaling), computed in f32 (widening is
+/// exact; 16-bit arithmetic on the CPU is not native).
 static Value buildFiniteProbe(TensorMath &m, Value grad) {
-  Type element = cast<RankedTensorType>(grad.getType()).getElementType();
-  TensorMath own{m.b, m.loc, element};
-  Value probe = own.sumAll(own.mul(grad, own.c(0.0)));
-  if (element != m.element)
-    probe = CastOp::create(m.b, m.loc,
-                           RankedTensorType::get({}, m.element), probe);
-  return probe;
+  auto type = cast<RankedTensorType>(grad.getType());
+  if (type.getElementType() != m.element)
+    grad = CastOp::create(m.b, m.loc, type.clone(m.element), grad);
+  return m.sumAll(m.mul(grad, m.c(0.0)));
 }
 
 /// GradScaler.update: after an overflow, back off and restart the count of
