@@ -86,61 +86,45 @@ static int32_t reductionCode(CollectiveReduction reduction) {
   return reduction == CollectiveReduction::mean ? 1 : 0;
 }
 
-namespace {
-struct AllReduceToCall : OpConversionPattern<AllReduceOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(AllReduceOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    replaceByCall(rewriter, op, "gacc_comm_all_reduce", adaptor.getInput(),
-                  reductionCode(op.getReduction()));
-    return success();
-  }
-};
-
-/// Shards are runs of the flat tensor only along dimension 0.
-template <typename Op>
-static LogicalResult checkLeadingDim(Op op,
-                                     ConversionPatternRewriter &rewriter) {
-  if (op.getDim() == 0)
-    return success();
-  return rewriter.notifyMatchFailure(op, "only dimension 0 is lowered");
+// Per op: the runtime function, its last argument, and what is lowered
+// (shards are runs of the flat tensor only along dimension 0; broadcasts of
+// floats).
+static StringRef runtimeName(AllReduceOp) { return "gacc_comm_all_reduce"; }
+static StringRef runtimeName(ReduceScatterOp) {
+  return "gacc_comm_reduce_scatter";
+}
+static StringRef runtimeName(AllGatherOp) { return "gacc_comm_all_gather"; }
+static StringRef runtimeName(CollectiveBroadcastOp) {
+  return "gacc_comm_broadcast";
+}
+static int32_t callArgument(AllReduceOp op) {
+  return reductionCode(op.getReduction());
+}
+static int32_t callArgument(ReduceScatterOp op) {
+  return reductionCode(op.getReduction());
+}
+static int32_t callArgument(AllGatherOp) { return 0; }
+static int32_t callArgument(CollectiveBroadcastOp op) {
+  return static_cast<int32_t>(op.getRoot());
+}
+static bool lowerable(AllReduceOp) { return true; }
+static bool lowerable(ReduceScatterOp op) { return op.getDim() == 0; }
+static bool lowerable(AllGatherOp op) { return op.getDim() == 0; }
+static bool lowerable(CollectiveBroadcastOp op) {
+  return isa<FloatType>(op.getInput().getType().getElementType());
 }
 
-struct ReduceScatterToCall : OpConversionPattern<ReduceScatterOp> {
-  using OpConversionPattern::OpConversionPattern;
+namespace {
+template <typename Op> struct CollectiveToCall : OpConversionPattern<Op> {
+  using OpConversionPattern<Op>::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(ReduceScatterOp op, OpAdaptor adaptor,
+  matchAndRewrite(Op op, typename Op::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(checkLeadingDim(op, rewriter)))
-      return failure();
-    replaceByCall(rewriter, op, "gacc_comm_reduce_scatter", adaptor.getInput(),
-                  reductionCode(op.getReduction()));
-    return success();
-  }
-};
-
-struct AllGatherToCall : OpConversionPattern<AllGatherOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(AllGatherOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (failed(checkLeadingDim(op, rewriter)))
-      return failure();
-    replaceByCall(rewriter, op, "gacc_comm_all_gather", adaptor.getInput(), 0);
-    return success();
-  }
-};
-
-struct BroadcastToCall : OpConversionPattern<CollectiveBroadcastOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(CollectiveBroadcastOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!isa<FloatType>(op.getInput().getType().getElementType()))
-      return rewriter.notifyMatchFailure(op, "only floats are lowered");
-    replaceByCall(rewriter, op, "gacc_comm_broadcast", adaptor.getInput(),
-                  static_cast<int32_t>(op.getRoot()));
+    if (!lowerable(op))
+      return rewriter.notifyMatchFailure(
+          op, "only dimension 0 and float broadcasts are lowered");
+    replaceByCall(rewriter, op, runtimeName(op), adaptor.getInput(),
+                  callArgument(op));
     return success();
   }
 };
@@ -148,6 +132,7 @@ struct BroadcastToCall : OpConversionPattern<CollectiveBroadcastOp> {
 
 void mlir::gacc::populateCollectivesToCallsPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<AllReduceToCall, ReduceScatterToCall, AllGatherToCall,
-               BroadcastToCall>(patterns.getContext());
+  patterns.add<CollectiveToCall<AllReduceOp>, CollectiveToCall<ReduceScatterOp>,
+               CollectiveToCall<AllGatherOp>,
+               CollectiveToCall<CollectiveBroadcastOp>>(patterns.getContext());
 }
