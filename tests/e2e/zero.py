@@ -13,7 +13,8 @@ its predicted peak is the measured one. GPT-mini (token_mean loss, an
 artifact) trains on 2 ranks in stage 3 as on one (losses within 1e-5,
 parameters 2e-3: see below). In bf16, 2 ranks in every stage equal one rank
 with micro-batches of a rank's size bitwise. Sharded checkpoints
-consolidate to the gathered checkpoint and resume. A rank killed mid-run
+consolidate to the gathered checkpoint and resume. ZeRO-3 with remat is
+bitwise ZeRO-3 without. A bad shard on one rank, or a rank killed mid-run,
 ends the whole job. Prints ZERO OK, or MISMATCH lines.
 """
 import json
@@ -208,6 +209,28 @@ for stage in (0, 3):
                    and not k.startswith("exp_avg")}
     compare(f"gpt bf16 np2-stage{stage}", (gpt_bf16[0], conditioned), result,
             tolerance=2e-3, loss_tolerance=1e-4)
+
+# Bad input on one rank (its shard of the checkpoint is truncated) ends
+# the whole job with that rank's error, not a hang.
+broken = os.path.join(work, "broken")
+subprocess.run(["cp", "-r", shards, broken], check=True)
+with open(os.path.join(broken, "rank-1-of-2.safetensors"), "r+b") as f:
+    f.truncate(100)
+try:
+    job = subprocess.run(MPIRUN + ["-np", "2", gacc, "run", mlp, "--steps", "2",
+                                   "--resume", broken] + zero3,
+                         capture_output=True, text=True, timeout=120)
+    check(job.returncode != 0 and "gacc: rank 1: gacc run: error:" in job.stderr,
+          "a bad shard on rank 1 did not end the job with its error: " +
+          job.stderr[-500:])
+except subprocess.TimeoutExpired:
+    check(False, "the job hung after rank 1 failed")
+
+# Remat composes with ZeRO-3: the gathers are recomputed like any forward
+# value, and the result is bitwise that without remat.
+compare("gpt np2-stage3 remat sqrt", train("gpt-np2-stage3-again", artifact, [], 2),
+        train("gpt-np2-stage3-remat", gpt, zero3 + ["--remat", "sqrt"], 2),
+        tolerance=0.0, loss_tolerance=0.0)
 
 # A rank killed mid-run ends the job (no hang).
 killer = os.path.join(work, "kill-rank-1.sh")
