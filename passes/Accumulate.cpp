@@ -3,6 +3,7 @@
 #include "dialects/gacc/GaccBuilders.h"
 #include "passes/BatchSplit.h"
 #include "passes/Passes.h"
+#include "passes/Zero.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::gacc {
@@ -181,11 +182,19 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   seed = DivOp::create(b, loc, seed, count);
 
   // Accumulators: the loss sum, the further outputs (assembled), the
-  // gradients (summed).
+  // gradients (summed). ZeRO-2 and -3 keep only this rank's shard of each
+  // gradient during the step too: every micro-batch's gradients are
+  // reduce-scattered into sharded accumulators, as DeepSpeed does (a
+  // reduction per micro-batch for 1/N of the gradient memory).
+  size_t numOutputs = model.getNumResults();
+  bool shardPerMicroBatch = shardsGradients(step.getEffectiveZero()) &&
+                            (full > 1 || tail);
+  if (shardPerMicroBatch)
+    for (Type &type : MutableArrayRef<Type>(resultTypes).drop_front(numOutputs))
+      type = shardType(cast<RankedTensorType>(type), ranks);
   SmallVector<Value> zeros;
   for (Type type : resultTypes)
     zeros.push_back(buildSplat(b, loc, cast<RankedTensorType>(type), 0.0));
-  size_t numOutputs = model.getNumResults();
 
   // One micro-batch at `offset`: the new accumulators.
   auto addMicroBatch = [&](OpBuilder &nb, func::FuncOp fn, Value k,
@@ -199,7 +208,10 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
     SmallVector<Value> next;
     for (auto [i, acc] : llvm::enumerate(accumulators)) {
       if (i == 0 || i >= numOutputs) {
-        next.push_back(AddOp::create(nb, loc, acc, results[i]));
+        Value value = results[i];
+        if (i >= numOutputs && shardPerMicroBatch)
+          value = buildReduceScatter(nb, loc, value, ranks);
+        next.push_back(AddOp::create(nb, loc, acc, value));
         continue;
       }
       // An output of this micro-batch goes to its rows.
@@ -247,6 +259,11 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   SmallVector<Value> results(totals);
   results[0] = DivOp::create(b, loc, totals[0], count);
   func::ReturnOp::create(b, loc, results);
+  if (shardPerMicroBatch) {
+    grad.setFunctionType(
+        b.getFunctionType(grad.getArgumentTypes(), resultTypes));
+    grad->setAttr(kReducedGradientsAttrName, b.getUnitAttr());
+  }
   (*microGrad).erase();
   if (tail)
     (*tailGrad).erase();

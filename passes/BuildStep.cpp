@@ -451,7 +451,9 @@ void BuildStepPass::runOnOperation() {
     if (last)
       b.setInsertionPointAfter(last);
     Value r = g;
-    if (shardsOptimizerState(zero))
+    if (grad->hasAttr(kReducedGradientsAttrName))
+      ; // gacc-accumulate reduced every micro-batch's
+    else if (shardsOptimizerState(zero))
       r = buildReduceScatter(b, loc, g, ranks);
     else if (ranks > 1)
       r = AllReduceOp::create(b, loc, g, CollectiveReduction::sum, ranks);

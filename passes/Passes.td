@@ -69,18 +69,22 @@ def Zero : Pass<"gacc-zero", "ModuleOp"> {
       for `token_mean`, summed with `gacc.all_reduce`), so that summing
       over ranks gives the full-batch values exactly;
     * `gacc-build-step` reduces them once per step, after every
-      micro-batch: stage 0 all-reduces each gradient; stages 1 and 2
-      reduce-scatter it and update this rank's shard of the parameter with
-      its shard of the optimizer state, then all-gather the parameter;
-      stage 3 keeps only the shard of the parameter too and all-gathers it
-      before each use, forward and backward, freeing it after. Stage 2
-      keeps only the gradient's shard in the state; stage 1 the rank's own
-      whole gradient. The gradient norm and the loss-scale overflow check
-      are summed over the ranks.
+      micro-batch, each where the backward computes it: stage 0 all-reduces
+      each gradient; stages 1 and 2 reduce-scatter it and update this
+      rank's shard of the parameter with its shard of the optimizer state,
+      then all-gather the parameter; stage 3 keeps only the shard of the
+      parameter too and all-gathers it before each op that reads it,
+      forward and backward, so that it is whole only while that op runs.
+      Stage 2 keeps only the gradient's shard in the state; stage 1 the
+      rank's own whole gradient. With several micro-batches, stages 2 and 3
+      reduce-scatter every micro-batch's gradients in `gacc-accumulate`
+      into sharded accumulators. The gradient norm and the loss-scale
+      overflow check are summed over the ranks.
 
     Tensors are sharded flat and padded (see `Zero.h`), so the
-    communication per step is 2Ψ elements in stages 0-2 and 3Ψ in stage 3
-    for Ψ (padded) parameters, plus a few scalars.
+    communication per step is 2Ψ elements in stages 0-2 (stage 2 with K
+    micro-batches: (K + 1)Ψ) and at most 3Ψ per micro-batch in stage 3 for
+    Ψ (padded) parameters, plus a few scalars.
 
     ```mlir
     // gacc-zero{stage=1 ranks=4}: 64 examples, 16 per rank
@@ -227,7 +231,12 @@ def Accumulate : Pass<"gacc-accumulate", "ModuleOp"> {
     the examples (`mean`), the non-ignored targets (`token_mean`, counted on
     the full batch before the loop) or the elements (`mse_loss mean`). So the
     result equals the full-batch step, not the average of per-micro-batch
-    means (the Hugging Face Trainer bug fixed in transformers #34191). Ops
+    means (the Hugging Face Trainer bug fixed in transformers #34191). On
+    several ZeRO ranks it runs even for one micro-batch, over the rank's
+    examples, with the count of the global batch (the ranks' target counts
+    all-reduced for `token_mean`); in stages 2 and 3 each micro-batch's
+    gradients are reduce-scattered into sharded accumulators and the
+    function is marked `gacc.reduced_gradients`. Ops
     whose result depends on how the batch is split are rejected with a
     located error; dropout draws an independent mask per micro-batch.
 
