@@ -3,6 +3,7 @@
 // RUN: gacc-opt %s --gacc-zero="stage=1 ranks=2" --gacc-training-pipeline | FileCheck %s --check-prefix=STAGE1
 // RUN: gacc-opt %s --gacc-zero="stage=3 ranks=2" --gacc-training-pipeline | FileCheck %s --check-prefix=STAGE3
 // RUN: gacc-opt %s --gacc-zero="stage=3 ranks=2" --gacc-training-pipeline --convert-gacc-to-linalg | FileCheck %s --check-prefix=CALLS
+// RUN: sed 's/batch_size 8 /batch_size 8 micro_batch_size 2 /' %s | gacc-opt --gacc-zero="stage=2 ranks=2" --gacc-training-pipeline | FileCheck %s --check-prefix=STAGE2-MICRO
 // RUN: not gacc-opt %s --gacc-zero="stage=1 ranks=3" 2>&1 | FileCheck %s --check-prefix=UNEVEN
 
 // Each rank reads half of the batch of 8; batch_size stays global.
@@ -36,6 +37,15 @@
 // STAGE3-NEXT: gacc.reshape {{.*}} : tensor<12xf32> -> tensor<3x4xf32>
 // STAGE3-NEXT: gacc.matmul
 // STAGE3: gacc.reduce_scatter sum {{.*}} : tensor<12xf32> -> tensor<6xf32>
+
+// Stage 2 with two micro-batches per rank: each micro-batch's gradient is
+// reduce-scattered into a sharded accumulator; no reduction after the loop.
+// STAGE2-MICRO-LABEL: func.func @gacc_step
+// STAGE2-MICRO: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<f32>, tensor<6xf32>)
+// STAGE2-MICRO: gacc.reduce_scatter sum {{.*}} : tensor<12xf32> -> tensor<6xf32>
+// STAGE2-MICRO: scf.yield
+// STAGE2-MICRO-NOT: gacc.reduce_scatter
+// STAGE2-MICRO: gacc.all_gather {{.*}} : tensor<6xf32> -> tensor<12xf32>
 
 // Collectives become calls of the runtime's communicator.
 // CALLS: func.func private @gacc_comm_all_gather_f32(memref<*xf32>, memref<*xf32>, i32, i32)
