@@ -232,9 +232,23 @@ TensorFile Trainer::parameters() const {
 
 TensorFile Trainer::gradients() const {
   TensorFile file;
-  for (size_t i = 0; i < model_.params.size(); ++i)
-    file.tensors.emplace(model_.params[i].slot.name,
-                         readWhole(model_.grads[i]));
+  for (size_t i = 0; i < model_.params.size(); ++i) {
+    const TensorSlot &slot = model_.grads[i];
+    Tensor grad = readWhole(slot);
+    // With loss scaling a 16-bit gradient slot keeps the scaled gradient
+    // (as DeepSpeed's fp16 gradients): unscaled here, in f32.
+    if (model_.lossScaling && byteWidth(slot.dtype) == 2) {
+      Tensor unscaled(DType::F32, grad.shape());
+      for (int64_t e = 0; e < grad.numElements(); ++e)
+        storeElement(DType::F32, static_cast<std::byte *>(unscaled.data()), e,
+                     loadElement(slot.dtype,
+                                 static_cast<const std::byte *>(grad.data()),
+                                 e) /
+                         lastStepScale_);
+      grad = std::move(unscaled);
+    }
+    file.tensors.emplace(model_.params[i].slot.name, std::move(grad));
+  }
   return file;
 }
 
@@ -565,7 +579,7 @@ Status Trainer::step(StepResult &result) {
                  hyper[i]);
   int64_t counter = static_cast<int64_t>(step_);
   std::memcpy(io_->data + model_.step.offset, &counter, sizeof(counter));
-  result.lossScale = lossScale();
+  result.lossScale = lastStepScale_ = lossScale();
   resetCpuMemoryPeak();
   CpuMemoryStats before = cpuMemoryStats();
   int64_t volume = communicator_ ? communicator_->volume() : 0;

@@ -113,7 +113,8 @@ public:
   Status saveShardedCheckpoint(const std::string &dir) const;
   Status loadShardedCheckpoint(const std::string &dir);
   TensorFile parameters() const;
-  /// The gradients of the last step (before clipping).
+  /// The gradients of the last step (before clipping; unscaled, in f32
+  /// for 16-bit ones kept scaled).
   TensorFile gradients() const;
 
   /// Copies a batch in; names, dtypes and shapes must match the inputs.
@@ -158,6 +159,9 @@ private:
   CompiledStep compiled_;
   std::unique_ptr<Arena> state_, batch_, io_, workspace_;
   uint64_t step_ = 0, optimizerStep_ = 0;
+  /// The loss scale the last step used (its 16-bit f16 gradients are
+  /// scaled by it).
+  double lastStepScale_ = 1.0;
   Communicator *communicator_ = nullptr;
 };
 
