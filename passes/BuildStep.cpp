@@ -450,12 +450,12 @@ void BuildStepPass::runOnOperation() {
         last = def;
     if (last)
       b.setInsertionPointAfter(last);
+    // (gacc-accumulate may have reduced every micro-batch's already.)
+    bool reduced = grad->hasAttr(kReducedGradientsAttrName);
     Value r = g;
-    if (grad->hasAttr(kReducedGradientsAttrName))
-      ; // gacc-accumulate reduced every micro-batch's
-    else if (shardsOptimizerState(zero))
+    if (!reduced && shardsOptimizerState(zero))
       r = buildReduceScatter(b, loc, g, ranks);
-    else if (ranks > 1)
+    else if (!reduced && ranks > 1)
       r = AllReduceOp::create(b, loc, g, CollectiveReduction::sum, ranks);
     auto toSlotType = [&](Value value) -> Value {
       if (!low)
