@@ -1,7 +1,7 @@
 //===- NcclTest.cpp - the NCCL communicator on a GPU ------------------------===//
 //
-// Runs where a GPU, its driver, NCCL and the CUDA runtime are (bench/gpu
-// carries the build there); skips cleanly elsewhere, after checking that
+// Runs where a GPU, its driver, NCCL and the CUDA runtime are
+// (bench/gpu/runtime_tests.sh); skips cleanly elsewhere, after checking that
 // the error names what is missing. One rank (NCCL refuses two ranks on one
 // GPU): the collectives' results, device buffers, volume counts and errors.
 //

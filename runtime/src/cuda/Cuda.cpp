@@ -1,0 +1,322 @@
+//===- Cuda.cpp - the CUDA driver, loaded at run time -----------------------===//
+
+#include "gacc/runtime/Cuda.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <mutex>
+
+namespace gacc::rt {
+namespace {
+// The driver API's ABI (cuda.h): results and handles.
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = uintptr_t;
+using Handle = void *; // CUcontext, CUmodule, CUfunction, CUstream
+constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
+
+struct Driver {
+  CUresult (*init)(unsigned);
+  CUresult (*deviceGet)(CUdevice *, int);
+  CUresult (*deviceGetName)(char *, int, CUdevice);
+  CUresult (*deviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*primaryCtxRetain)(Handle *, CUdevice);
+  CUresult (*ctxSetCurrent)(Handle);
+  CUresult (*ctxSynchronize)();
+  CUresult (*memAlloc)(CUdeviceptr *, size_t);
+  CUresult (*memFree)(CUdeviceptr);
+  CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*memcpy)(CUdeviceptr, CUdeviceptr, size_t);
+  CUresult (*moduleLoadData)(Handle *, const void *);
+  CUresult (*moduleUnload)(Handle);
+  CUresult (*moduleGetFunction)(Handle *, Handle, const char *);
+  CUresult (*launchKernel)(Handle, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, unsigned, Handle, void **,
+                           void **);
+  CUresult (*streamCreate)(Handle *, unsigned);
+  CUresult (*streamDestroy)(Handle);
+  CUresult (*streamSynchronize)(Handle);
+  CUresult (*getErrorName)(CUresult, const char **);
+  CUresult (*getErrorString)(CUresult, const char **);
+};
+
+/// The driver, loaded and initialized once; the status says why not.
+const Driver *loadDriver(Status &status) {
+  static Driver driver;
+  static Status loaded;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void *library = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (!library) {
+      const char *error = ::dlerror();
+      loaded = Status::error(std::string("no CUDA driver (libcuda.so.1: ") +
+                             (error ? error : "not found") + ")");
+      return;
+    }
+    bool complete = true;
+    auto bind = [&](const char *name, auto &slot) {
+      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
+          ::dlsym(library, name));
+      complete &= slot != nullptr;
+    };
+    bind("cuInit", driver.init);
+    bind("cuDeviceGet", driver.deviceGet);
+    bind("cuDeviceGetName", driver.deviceGetName);
+    bind("cuDeviceGetAttribute", driver.deviceGetAttribute);
+    bind("cuDevicePrimaryCtxRetain", driver.primaryCtxRetain);
+    bind("cuCtxSetCurrent", driver.ctxSetCurrent);
+    bind("cuCtxSynchronize", driver.ctxSynchronize);
+    bind("cuMemAlloc_v2", driver.memAlloc);
+    bind("cuMemFree_v2", driver.memFree);
+    bind("cuMemcpyHtoD_v2", driver.memcpyHtoD);
+    bind("cuMemcpyDtoH_v2", driver.memcpyDtoH);
+    bind("cuMemcpy", driver.memcpy);
+    bind("cuModuleLoadData", driver.moduleLoadData);
+    bind("cuModuleUnload", driver.moduleUnload);
+    bind("cuModuleGetFunction", driver.moduleGetFunction);
+    bind("cuLaunchKernel", driver.launchKernel);
+    bind("cuStreamCreate", driver.streamCreate);
+    bind("cuStreamDestroy_v2", driver.streamDestroy);
+    bind("cuStreamSynchronize", driver.streamSynchronize);
+    bind("cuGetErrorName", driver.getErrorName);
+    bind("cuGetErrorString", driver.getErrorString);
+    if (!complete) {
+      loaded = Status::error("the CUDA driver lacks an entry point gacc needs");
+      return;
+    }
+    if (CUresult result = driver.init(0)) {
+      const char *name = nullptr;
+      driver.getErrorName(result, &name);
+      loaded = Status::error(
+          std::string("the CUDA driver does not initialize (cuInit: ") +
+          (name ? name : std::to_string(result)) +
+          (result == 34 ? ": the toolkit's stub library, no driver" : "") +
+          ")");
+    }
+  });
+  status = loaded;
+  return loaded ? &driver : nullptr;
+}
+
+/// `result` as a status: "what: CUDA_ERROR_NAME (description)".
+Status check(const Driver &driver, CUresult result, const char *what) {
+  if (result == 0)
+    return Status();
+  const char *name = nullptr, *description = nullptr;
+  driver.getErrorName(result, &name);
+  driver.getErrorString(result, &description);
+  return Status::error(std::string(what) + ": " +
+                       (name ? name : std::to_string(result)) + " (" +
+                       (description ? description : "unknown") + ")");
+}
+
+const Driver &driverOrDie() {
+  Status status;
+  const Driver *driver = loadDriver(status);
+  if (!driver) {
+    std::fprintf(stderr, "gacc: %s\n", status.message().c_str());
+    std::abort();
+  }
+  return *driver;
+}
+
+/// For the mgpu* entry points: an error ends the process.
+void orDie(const Status &status) {
+  if (!status) {
+    std::fprintf(stderr, "gacc: CUDA: %s\n", status.message().c_str());
+    std::abort();
+  }
+}
+
+/// Device 0's primary context, current on this thread (mgpu* callers).
+void makeCurrent() {
+  static CudaDevice device;
+  static std::once_flag once;
+  std::call_once(once, [] { orDie(CudaDevice::open(0, device)); });
+  orDie(device.makeCurrent());
+}
+} // namespace
+
+Status CudaDevice::open(int ordinal, CudaDevice &out) {
+  Status status;
+  const Driver *driver = loadDriver(status);
+  if (!driver)
+    return status;
+  CUdevice device = 0;
+  if (Status s = check(*driver, driver->deviceGet(&device, ordinal),
+                       "cuDeviceGet");
+      !s)
+    return s;
+  char name[256] = {};
+  driver->deviceGetName(name, sizeof(name), device);
+  int major = 0, minor = 0;
+  driver->deviceGetAttribute(&major, kComputeCapabilityMajor, device);
+  driver->deviceGetAttribute(&minor, kComputeCapabilityMinor, device);
+  Handle context = nullptr;
+  if (Status s = check(*driver, driver->primaryCtxRetain(&context, device),
+                       "cuDevicePrimaryCtxRetain");
+      !s)
+    return s;
+  if (Status s = check(*driver, driver->ctxSetCurrent(context),
+                       "cuCtxSetCurrent");
+      !s)
+    return s;
+  out.name_ = name;
+  out.capability_ = major * 10 + minor;
+  out.context_ = context;
+  return Status();
+}
+
+Status CudaDevice::makeCurrent() const {
+  const Driver &d = driverOrDie();
+  return check(d, d.ctxSetCurrent(context_), "cuCtxSetCurrent");
+}
+
+Status CudaDevice::allocate(size_t bytes, void *&device) const {
+  const Driver &d = driverOrDie();
+  CUdeviceptr pointer = 0;
+  Status s = check(d, d.memAlloc(&pointer, bytes),
+                   ("cuMemAlloc of " + std::to_string(bytes) + " bytes").c_str());
+  device = reinterpret_cast<void *>(pointer);
+  return s;
+}
+
+Status CudaDevice::release(void *device) const {
+  const Driver &d = driverOrDie();
+  return check(d, d.memFree(reinterpret_cast<CUdeviceptr>(device)),
+               "cuMemFree");
+}
+
+Status CudaDevice::copyToDevice(void *device, const void *host,
+                                size_t bytes) const {
+  const Driver &d = driverOrDie();
+  return check(d, d.memcpyHtoD(reinterpret_cast<CUdeviceptr>(device), host,
+                               bytes),
+               "cuMemcpyHtoD");
+}
+
+Status CudaDevice::copyToHost(void *host, const void *device,
+                              size_t bytes) const {
+  const Driver &d = driverOrDie();
+  return check(d, d.memcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device),
+                               bytes),
+               "cuMemcpyDtoH");
+}
+
+Status CudaDevice::loadModule(const std::string &image, void *&module) const {
+  const Driver &d = driverOrDie();
+  return check(d, d.moduleLoadData(&module, image.c_str()),
+               "cuModuleLoadData");
+}
+
+Status CudaDevice::function(void *module, const std::string &name,
+                            void *&out) const {
+  const Driver &d = driverOrDie();
+  return check(d, d.moduleGetFunction(&out, module, name.c_str()),
+               ("cuModuleGetFunction '" + name + "'").c_str());
+}
+
+Status CudaDevice::launch(void *kernel, const unsigned grid[3],
+                          const unsigned block[3], unsigned sharedBytes,
+                          void **params) const {
+  const Driver &d = driverOrDie();
+  if (Status s = check(d,
+                       d.launchKernel(kernel, grid[0], grid[1], grid[2],
+                                      block[0], block[1], block[2],
+                                      sharedBytes, nullptr, params, nullptr),
+                       "cuLaunchKernel");
+      !s)
+    return s;
+  return check(d, d.ctxSynchronize(), "cuCtxSynchronize");
+}
+
+} // namespace gacc::rt
+
+using namespace gacc::rt;
+
+// The mgpu* entry points: each makes device 0's context current (compiled
+// host code may run on any thread) and ends the process on an error.
+
+extern "C" void *mgpuModuleLoad(void *data, size_t) {
+  makeCurrent();
+  const Driver &d = driverOrDie();
+  Handle module = nullptr;
+  orDie(check(d, d.moduleLoadData(&module, data), "cuModuleLoadData"));
+  return module;
+}
+
+extern "C" void *mgpuModuleLoadJIT(void *data, int) {
+  return mgpuModuleLoad(data, 0);
+}
+
+extern "C" void mgpuModuleUnload(void *module) {
+  const Driver &d = driverOrDie();
+  orDie(check(d, d.moduleUnload(module), "cuModuleUnload"));
+}
+
+extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
+  const Driver &d = driverOrDie();
+  Handle function = nullptr;
+  orDie(check(d, d.moduleGetFunction(&function, module, name),
+              "cuModuleGetFunction"));
+  return function;
+}
+
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
+                                 intptr_t gridY, intptr_t gridZ,
+                                 intptr_t blockX, intptr_t blockY,
+                                 intptr_t blockZ, int32_t smem, void *stream,
+                                 void **params, void **extra, size_t) {
+  makeCurrent();
+  const Driver &d = driverOrDie();
+  orDie(check(d,
+              d.launchKernel(function, gridX, gridY, gridZ, blockX, blockY,
+                             blockZ, smem, stream, params, extra),
+              "cuLaunchKernel"));
+}
+
+extern "C" void *mgpuStreamCreate() {
+  makeCurrent();
+  const Driver &d = driverOrDie();
+  Handle stream = nullptr;
+  orDie(check(d, d.streamCreate(&stream, /*CU_STREAM_NON_BLOCKING=*/1),
+              "cuStreamCreate"));
+  return stream;
+}
+
+extern "C" void mgpuStreamDestroy(void *stream) {
+  const Driver &d = driverOrDie();
+  orDie(check(d, d.streamDestroy(stream), "cuStreamDestroy"));
+}
+
+extern "C" void mgpuStreamSynchronize(void *stream) {
+  const Driver &d = driverOrDie();
+  orDie(check(d, d.streamSynchronize(stream), "cuStreamSynchronize"));
+}
+
+extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *, bool) {
+  makeCurrent();
+  const Driver &d = driverOrDie();
+  CUdeviceptr pointer = 0;
+  if (sizeBytes)
+    orDie(check(d, d.memAlloc(&pointer, sizeBytes), "cuMemAlloc"));
+  return reinterpret_cast<void *>(pointer);
+}
+
+extern "C" void mgpuMemFree(void *ptr, void *) {
+  if (!ptr)
+    return;
+  const Driver &d = driverOrDie();
+  orDie(check(d, d.memFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree"));
+}
+
+extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *) {
+  const Driver &d = driverOrDie();
+  // Unified addressing: the driver tells host from device pointers.
+  orDie(check(d,
+              d.memcpy(reinterpret_cast<CUdeviceptr>(dst),
+                       reinterpret_cast<CUdeviceptr>(src), sizeBytes),
+              "cuMemcpy"));
+}
