@@ -29,6 +29,11 @@
 #include "compiler/Pipelines.h"
 #include "compiler/conversion/Passes.h"
 #include "compiler/target/cpu/Passes.h"
+#include "compiler/target/cuda/KernelCodegen.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "passes/Passes.h"
 
 void mlir::gacc::registerAllDialects(mlir::DialectRegistry &registry) {
@@ -46,6 +51,7 @@ void mlir::gacc::registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::scf::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::tensor::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::gacc::registerBufferizableOpInterfaceExternalModels(registry);
+  mlir::gacc::registerCudaTarget(registry);
 }
 
 void mlir::gacc::registerAllPasses() {
@@ -69,6 +75,18 @@ void mlir::gacc::registerAllPasses() {
   mlir::registerConvertFuncToLLVMPass();
   mlir::registerConvertControlFlowToLLVMPass();
   mlir::registerReconcileUnrealizedCastsPass();
+  // The CUDA kernel pipeline (compiler/target/cuda).
+  mlir::registerConvertLinalgToParallelLoopsPass();
+  mlir::registerSCFParallelLoopTiling();
+  mlir::registerGpuMapParallelLoopsPass();
+  mlir::registerConvertParallelLoopToGpuPass();
+  mlir::registerGpuKernelOutliningPass();
+  mlir::registerGpuNVVMAttachTarget();
+  mlir::registerGpuModuleToBinaryPass();
+  mlir::registerConvertGpuOpsToNVVMOps();
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  registerCudaPasses();
   registerGaccPasses();
   registerGaccConversionPasses();
   registerGaccCpuPasses();

@@ -29,6 +29,11 @@ for module in ("torch", "sklearn"):
                        stderr=subprocess.DEVNULL) == 0:
         config.available_features.add(module)
 
+# CUDA's ptxas (no GPU needed) validates the emitted PTX.
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", "/usr/local/cuda/bin/ptxas"))
+
 # Open MPI's launcher, for the multi-rank (ZeRO) tests.
 if shutil.which("mpirun"):
     config.available_features.add("mpirun")

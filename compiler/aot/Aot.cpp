@@ -2,6 +2,8 @@
 
 #include "compiler/aot/Aot.h"
 #include "compiler/Describe.h"
+#include "compiler/Pipelines.h"
+#include "compiler/target/cuda/KernelCodegen.h"
 #include "compiler/target/cpu/HostCodegen.h"
 #include "gacc/runtime/HostCode.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -69,4 +71,28 @@ mlir::gacc::compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
     return module.emitError(llvm::toString(library.takeError()));
   artifact.sections["host"] = std::move(*library);
   return artifact;
+}
+
+FailureOr<std::string> mlir::gacc::compileCudaKernels(
+    ModuleOp module, StringRef stepName, StringRef chip,
+    function_ref<LogicalResult(PassManager &)> configure) {
+  if (!TrainStepOp::find(module, stepName))
+    return failure();
+  std::string libdevice = findLibdevice();
+  if (libdevice.empty())
+    return module.emitError("--target cuda needs CUDA's libdevice "
+                            "(nvvm/libdevice/libdevice.10.bc under $CUDA_HOME "
+                            "or /usr/local/cuda)");
+  PassManager pm(module.getContext());
+  if (configure && failed(configure(pm)))
+    return failure();
+  TrainingPipelineOptions options;
+  options.step = stepName.str();
+  buildTrainingPipeline(pm, options);
+  buildGaccToLinalgPipeline(pm);
+  buildCpuBufferizePipeline(pm);
+  if (failed(buildCudaKernelPipeline(pm, chip, libdevice)) ||
+      failed(pm.run(module)))
+    return failure();
+  return collectPtx(module);
 }

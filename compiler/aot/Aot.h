@@ -9,7 +9,7 @@
 namespace mlir::gacc {
 
 /// What `gacc compile --emit` writes instead of an artifact.
-enum class EmitKind { Artifact, Mlir, Llvm, Object };
+enum class EmitKind { Artifact, Mlir, Llvm, Object, Ptx };
 
 /// Compiles the training step `stepName` (or the only one) of `module` for
 /// the CPU into an artifact that the runtime alone loads (rt::Artifact,
@@ -22,6 +22,14 @@ FailureOr<::gacc::rt::Artifact>
 compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
                 std::string &intermediate,
                 function_ref<LogicalResult(PassManager &)> configure = {});
+
+/// The CUDA kernels of the training step `stepName` (or the only one) as
+/// PTX for `chip` (see compiler/target/cuda/KernelCodegen.h): the training
+/// pipeline, the lowering to linalg, bufferization, then the kernel
+/// pipeline. `module` is lowered in place.
+FailureOr<std::string>
+compileCudaKernels(ModuleOp module, StringRef stepName, StringRef chip,
+                   function_ref<LogicalResult(PassManager &)> configure = {});
 
 } // namespace mlir::gacc
 

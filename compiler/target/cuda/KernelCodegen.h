@@ -1,0 +1,44 @@
+//===- KernelCodegen.h - the step's loops as CUDA kernels --------*- C++ -*-===//
+//
+// The first part of the CUDA target (issue 9): after bufferization, every
+// linalg op of a step becomes parallel loops, tiled (1 × 256: a thread per
+// element of the innermost 256 with fixed bounds and an in-bounds check, so
+// that every loop nest maps), mapped to blocks and threads, outlined into
+// gpu kernels (all in one gpu.module), lowered to NVVM and compiled to PTX
+// by LLVM's NVPTX backend.
+// The host side (launches, device arenas) is not built yet.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GACC_COMPILER_TARGET_CUDA_KERNELCODEGEN_H
+#define GACC_COMPILER_TARGET_CUDA_KERNELCODEGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace mlir::gacc {
+
+/// The dialects, GPU target and LLVM translations the kernel pipeline uses.
+void registerCudaTarget(DialectRegistry &registry);
+/// gacc-merge-kernel-modules (one gpu.module per step).
+void registerCudaPasses();
+
+/// CUDA's libdevice (math functions for kernels) under $CUDA_HOME,
+/// $CUDA_PATH or /usr/local/cuda; empty if none is there.
+std::string findLibdevice();
+
+/// The pipeline from a bufferized step to gpu.binary ops holding PTX for
+/// `chip` (sm_80: ptxas accepts its PTX for sm_80 and sm_90), linked with
+/// `libdevice`.
+LogicalResult buildCudaKernelPipeline(OpPassManager &pm, StringRef chip,
+                                      StringRef libdevice);
+
+/// The PTX of every kernel module `module` holds after the pipeline, one
+/// after the other, each after a `// gacc kernel module <name>` line.
+FailureOr<std::string> collectPtx(ModuleOp module);
+
+} // namespace mlir::gacc
+
+#endif // GACC_COMPILER_TARGET_CUDA_KERNELCODEGEN_H
