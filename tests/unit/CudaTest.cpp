@@ -12,6 +12,9 @@
 #include "gacc/runtime/Cuda.h"
 
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <gtest/gtest.h>
 #include <vector>
 
@@ -151,4 +154,22 @@ TEST_F(CudaTest, MlirHostCodeEntryPoints) {
   mgpuMemFree(data, stream);
   mgpuStreamDestroy(stream);
   mgpuModuleUnload(module);
+}
+
+TEST_F(CudaTest, LoadsTheKernelsGaccEmits) {
+  // `gacc compile --target cuda --emit ptx` output, carried here by
+  // bench/gpu/runtime_tests.sh: the driver JIT-compiles every kernel.
+  const char *path = std::getenv("GACC_KERNELS_PTX");
+  if (!path)
+    GTEST_SKIP() << "GACC_KERNELS_PTX names no emitted PTX";
+  std::ifstream file(path);
+  ASSERT_TRUE(file) << path;
+  std::stringstream text;
+  text << file.rdbuf();
+  std::string ptx = text.str();
+  // One module per step: skip the "// gacc kernel module" line.
+  ptx = ptx.substr(ptx.find('\n') + 1);
+  void *module = nullptr, *kernel = nullptr;
+  ASSERT_TRUE(device.loadModule(ptx, module));
+  EXPECT_TRUE(device.function(module, "gacc_step_kernel", kernel));
 }
