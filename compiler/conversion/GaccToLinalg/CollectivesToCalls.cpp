@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -38,15 +39,12 @@ static func::FuncOp declareCollective(OpBuilder &b, Operation *op,
   auto module = op->getParentOfType<ModuleOp>();
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(module.getBody());
   auto unranked = UnrankedMemRefType::get(element, 0);
-  auto callee = func::FuncOp::create(
-      b, module.getLoc(), name,
+  return func::createFnDecl(
+      b, module, name,
       b.getFunctionType({unranked, unranked, b.getI32Type(), b.getI32Type()},
-                        {}));
-  callee.setPrivate();
-  return callee;
+                        {}),
+      /*setPrivate=*/true);
 }
 
 /// Replaces `op` (one tensor in, one out) by a call of `base`_<type> (one

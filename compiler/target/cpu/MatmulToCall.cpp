@@ -1,6 +1,7 @@
 //===- MatmulToCall.cpp - bufferized matmuls to the runtime's BLAS kernel ---===//
 
 #include "compiler/target/cpu/Passes.h"
+#include "mlir/Dialect/Func/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 namespace mlir::gacc {
@@ -45,15 +46,13 @@ struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> 
       auto unrankedIn = UnrankedMemRefType::get(in, 0);
       auto unrankedOut = UnrankedMemRefType::get(out, 0);
       auto callee = module.lookupSymbol<func::FuncOp>(name);
-      if (!callee) {
-        b.setInsertionPointToStart(module.getBody());
-        callee = func::FuncOp::create(
-            b, module.getLoc(), name,
+      if (!callee)
+        callee = func::createFnDecl(
+            b, module, name,
             b.getFunctionType({unrankedIn, unrankedIn, unrankedOut,
                                b.getI32Type(), b.getI32Type()},
-                              {}));
-        callee.setPrivate();
-      }
+                              {}),
+            /*setPrivate=*/true);
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
       SmallVector<Value> args;
