@@ -33,9 +33,11 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// Mean loss and accuracy over one pass of `dataset`.
-Status evaluate(Trainer &trainer, Dataset &dataset, double &loss,
-                std::optional<double> &accuracy) {
+/// Mean loss and accuracy over one pass of `dataset` (on several ranks,
+/// over every rank's slice: the loss comes reduced from the step, the
+/// accuracy's counts are summed on `communicator`).
+Status evaluate(Trainer &trainer, Dataset &dataset, Communicator &communicator,
+                double &loss, std::optional<double> &accuracy) {
   const ModelInfo &model = trainer.model();
   // Accuracy needs logits [..., C] next to labels [...].
   const Input *labels = nullptr;
@@ -78,8 +80,13 @@ Status evaluate(Trainer &trainer, Dataset &dataset, double &loss,
     }
   }
   loss = lossSum / static_cast<double>(dataset.batchesPerEpoch());
-  if (counted)
-    accuracy = static_cast<double>(correct) / counted;
+  double counts[2] = {static_cast<double>(correct),
+                      static_cast<double>(counted)};
+  if (Status s = communicator.allReduce(counts, 2, DType::F64, Reduction::Sum);
+      !s)
+    return s;
+  if (counts[1] > 0)
+    accuracy = counts[0] / counts[1];
   return Status();
 }
 
@@ -94,8 +101,6 @@ void printProgress(uint64_t done, uint64_t total, double loss,
               static_cast<unsigned long long>(total), loss, samplesPerSecond);
   std::fflush(stdout);
 }
-} // namespace
-
 /// The ranks of this job: MPI's for a step compiled for several, else one
 /// (refusing an MPI job of several ranks, whose copies would each train
 /// alone).
@@ -122,6 +127,8 @@ std::unique_ptr<Dataset> forRank(std::unique_ptr<Dataset> global,
     return global;
   return Dataset::rankSlice(std::move(global), trainer.model(), trainer.rank());
 }
+
+} // namespace
 
 int runTraining(Trainer &trainer, const RunOptions &options) {
   std::unique_ptr<Communicator> communicator;
@@ -275,7 +282,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
   if (evalData) {
     double loss = 0;
     std::optional<double> accuracy;
-    if (Status s = evaluate(trainer, *evalData, loss, accuracy); !s)
+    if (Status s = evaluate(trainer, *evalData, *communicator, loss, accuracy);
+        !s)
       return fail(s.message());
     std::printf("eval: loss %.6f", loss);
     if (accuracy)
