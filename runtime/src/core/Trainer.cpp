@@ -238,14 +238,10 @@ TensorFile Trainer::gradients() const {
     // With loss scaling a 16-bit gradient slot keeps the scaled gradient
     // (as DeepSpeed's fp16 gradients): unscaled here, in f32.
     if (model_.lossScaling && byteWidth(slot.dtype) == 2) {
-      Tensor unscaled(DType::F32, grad.shape());
+      grad = converted(grad, DType::F32);
       for (int64_t e = 0; e < grad.numElements(); ++e)
-        storeElement(DType::F32, static_cast<std::byte *>(unscaled.data()), e,
-                     loadElement(slot.dtype,
-                                 static_cast<const std::byte *>(grad.data()),
-                                 e) /
-                         lastStepScale_);
-      grad = std::move(unscaled);
+        grad.dataAs<float>()[e] =
+            static_cast<float>(grad.dataAs<float>()[e] / lastStepScale_);
     }
     file.tensors.emplace(model_.params[i].slot.name, std::move(grad));
   }
