@@ -151,7 +151,8 @@ void mlir::gacc::describeWorkspace(ModuleOp lowered, rt::ModelInfo &info) {
 
 FailureOr<::gacc::rt::ModelInfo>
 mlir::gacc::lowerStepForCpu(ModuleOp module, StringRef stepName,
-                      function_ref<LogicalResult(PassManager &)> configure) {
+                            function_ref<LogicalResult(PassManager &)> configure,
+                            bool emulateCudaKernels) {
   TrainStepOp step = TrainStepOp::find(module, stepName);
   if (!step)
     return failure();
@@ -164,7 +165,7 @@ mlir::gacc::lowerStepForCpu(ModuleOp module, StringRef stepName,
     return failure();
   TrainingPipelineOptions options;
   options.step = stepName.str();
-  buildCpuPipeline(pm, options);
+  buildCpuPipeline(pm, options, emulateCudaKernels);
   if (failed(pm.run(module)))
     return failure();
   describeWorkspace(module, model);

@@ -20,10 +20,12 @@ void describeWorkspace(ModuleOp lowered, ::gacc::rt::ModelInfo &info);
 /// Lowers the training step `stepName` (or the only one) of `module` in
 /// place to the LLVM dialect with buildCpuPipeline, after `configure` set up
 /// the pass manager, and describes it for the runtime (the JIT and
-/// artifacts both start here). Errors are diagnostics.
+/// artifacts both start here). With `emulateCudaKernels`, the step runs the
+/// CUDA target's kernels on the CPU. Errors are diagnostics.
 FailureOr<::gacc::rt::ModelInfo>
 lowerStepForCpu(ModuleOp module, StringRef stepName,
-                function_ref<LogicalResult(PassManager &)> configure = {});
+                function_ref<LogicalResult(PassManager &)> configure = {},
+                bool emulateCudaKernels = false);
 
 } // namespace mlir::gacc
 

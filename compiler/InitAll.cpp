@@ -3,6 +3,7 @@
 
 #include "compiler/InitAll.h"
 #include "dialects/gacc/GaccDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
@@ -30,6 +31,7 @@
 #include "compiler/conversion/Passes.h"
 #include "compiler/target/cpu/Passes.h"
 #include "compiler/target/cuda/KernelCodegen.h"
+#include "compiler/target/cuda/Passes.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -37,7 +39,8 @@
 #include "passes/Passes.h"
 
 void mlir::gacc::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<mlir::gacc::GaccDialect, mlir::arith::ArithDialect,
+  registry.insert<mlir::gacc::GaccDialect, mlir::affine::AffineDialect,
+                  mlir::arith::ArithDialect,
                   mlir::bufferization::BufferizationDialect,
                   mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
@@ -86,7 +89,7 @@ void mlir::gacc::registerAllPasses() {
   mlir::registerConvertGpuOpsToNVVMOps();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
-  registerCudaPasses();
+  registerGaccCudaPasses();
   registerGaccPasses();
   registerGaccConversionPasses();
   registerGaccCpuPasses();

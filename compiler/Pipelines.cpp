@@ -3,6 +3,8 @@
 #include "compiler/Pipelines.h"
 #include "compiler/conversion/Passes.h"
 #include "compiler/target/cpu/Passes.h"
+#include "compiler/target/cuda/KernelCodegen.h"
+#include "compiler/target/cuda/Passes.h"
 #include "passes/Passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -56,11 +58,17 @@ void gacc::buildCpuBufferizePipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createPlanBuffers());
 }
 
-void gacc::buildCpuCodegenPipeline(OpPassManager &pm) {
+void gacc::buildCpuCodegenPipeline(OpPassManager &pm,
+                                   bool emulateCudaKernels) {
   buildCpuBufferizePipeline(pm);
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
-  pm.addPass(createMatmulToCall());
+  if (emulateCudaKernels) {
+    buildCudaKernelMappingPipeline(pm);
+    pm.addNestedPass<func::FuncOp>(createEmulateLaunches());
+  } else {
+    pm.addPass(createMatmulToCall());
+  }
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -76,10 +84,11 @@ void gacc::buildCpuCodegenPipeline(OpPassManager &pm) {
 }
 
 void gacc::buildCpuPipeline(OpPassManager &pm,
-                            const TrainingPipelineOptions &options) {
+                            const TrainingPipelineOptions &options,
+                            bool emulateCudaKernels) {
   buildTrainingPipeline(pm, options);
   buildGaccToLinalgPipeline(pm);
-  buildCpuCodegenPipeline(pm);
+  buildCpuCodegenPipeline(pm, emulateCudaKernels);
 }
 
 void gacc::registerPipelines() {
@@ -94,10 +103,15 @@ void gacc::registerPipelines() {
       "gacc-cpu-bufferize-pipeline",
       "Bufferize linalg on tensors and plan the step's temporaries",
       buildCpuBufferizePipeline);
-  PassPipelineRegistration<>("gacc-cpu-codegen-pipeline",
-                             "Bufferize and lower linalg to the LLVM dialect",
-                             buildCpuCodegenPipeline);
+  PassPipelineRegistration<CpuCodegenOptions>(
+      "gacc-cpu-codegen-pipeline",
+      "Bufferize and lower linalg to the LLVM dialect",
+      [](OpPassManager &pm, const CpuCodegenOptions &options) {
+        buildCpuCodegenPipeline(pm, options.emulateCudaKernels);
+      });
   PassPipelineRegistration<TrainingPipelineOptions>(
       "gacc-cpu-pipeline", "Compile a training step for the CPU, end to end",
-      buildCpuPipeline);
+      [](OpPassManager &pm, const TrainingPipelineOptions &options) {
+        buildCpuPipeline(pm, options);
+      });
 }

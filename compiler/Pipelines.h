@@ -10,6 +10,8 @@
 //                             in-place accumulators, bufferization, the
 //                             static memory plan (what `gacc plan` reads)
 //   gacc-cpu-codegen-pipeline the above, deallocation, loops, LLVM dialect
+//                             (emulate-cuda-kernels: the CUDA target's
+//                             kernels run on the CPU instead, for tests)
 //   gacc-cpu-pipeline         training, to-linalg and codegen, end to end
 //
 //===----------------------------------------------------------------------===//
@@ -33,9 +35,20 @@ void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 void buildGaccToLinalgPipeline(OpPassManager &pm);
 void buildCpuBufferizePipeline(OpPassManager &pm);
-void buildCpuCodegenPipeline(OpPassManager &pm);
+struct CpuCodegenOptions : public PassPipelineOptions<CpuCodegenOptions> {
+  Option<bool> emulateCudaKernels{
+      *this, "emulate-cuda-kernels",
+      llvm::cl::desc("Run the CUDA target's kernels (block and thread ids as "
+                     "loop indices) instead of the CPU's loops and BLAS: "
+                     "tests the kernels without a GPU"),
+      llvm::cl::init(false)};
+};
+
+void buildCpuCodegenPipeline(OpPassManager &pm,
+                             bool emulateCudaKernels = false);
 void buildCpuPipeline(OpPassManager &pm,
-                      const TrainingPipelineOptions &options);
+                      const TrainingPipelineOptions &options,
+                      bool emulateCudaKernels = false);
 
 void registerPipelines();
 

@@ -20,8 +20,10 @@ namespace rt = ::gacc::rt;
 FailureOr<rt::Artifact>
 mlir::gacc::compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
                             std::string &intermediate,
-                            function_ref<LogicalResult(PassManager &)> configure) {
-  FailureOr<rt::ModelInfo> model = lowerStepForCpu(module, stepName, configure);
+                            function_ref<LogicalResult(PassManager &)> configure,
+                            bool emulateCudaKernels) {
+  FailureOr<rt::ModelInfo> model =
+      lowerStepForCpu(module, stepName, configure, emulateCudaKernels);
   if (failed(model))
     return failure();
   rt::Artifact artifact;

@@ -16,12 +16,14 @@ enum class EmitKind { Artifact, Mlir, Llvm, Object, Ptx };
 /// target "cpu", its shared object in section "host"). `module` is lowered
 /// in place. `configure` may set up the pass manager first. With `emit`
 /// other than Artifact, stops there and puts that stage's text (MLIR of the
-/// LLVM dialect, LLVM IR) or bytes (object code) in `intermediate`. Errors
-/// are reported as diagnostics.
+/// LLVM dialect, LLVM IR) or bytes (object code) in `intermediate`. With
+/// `emulateCudaKernels`, the step runs the CUDA target's kernels on the CPU.
+/// Errors are reported as diagnostics.
 FailureOr<::gacc::rt::Artifact>
 compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
                 std::string &intermediate,
-                function_ref<LogicalResult(PassManager &)> configure = {});
+                function_ref<LogicalResult(PassManager &)> configure = {},
+                bool emulateCudaKernels = false);
 
 /// The CUDA kernels of the training step `stepName` (or the only one) as
 /// PTX for `chip` (see compiler/target/cuda/KernelCodegen.h): the training

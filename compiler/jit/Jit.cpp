@@ -21,9 +21,10 @@ using namespace mlir::gacc;
 
 FailureOr<JitStep>
 mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
-                           function_ref<LogicalResult(PassManager &)> configure) {
+                           function_ref<LogicalResult(PassManager &)> configure,
+                           bool emulateCudaKernels) {
   FailureOr<::gacc::rt::ModelInfo> model =
-      lowerStepForCpu(module, stepName, configure);
+      lowerStepForCpu(module, stepName, configure, emulateCudaKernels);
   if (failed(model))
     return failure();
   JitStep result;

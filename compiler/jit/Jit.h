@@ -16,11 +16,13 @@ struct JitStep {
 /// Compiles the training step `stepName` (or the only one) of `module` for
 /// the CPU with the MLIR ExecutionEngine. `module` is lowered in place.
 /// `configure` may set up the pass manager first (a tool applies
-/// -mlir-print-ir-after-all, -mlir-timing and the like there). Errors are
-/// reported as diagnostics.
+/// -mlir-print-ir-after-all, -mlir-timing and the like there). With
+/// `emulateCudaKernels`, the step runs the CUDA target's kernels on the CPU
+/// (`--target cuda-emulated`). Errors are reported as diagnostics.
 FailureOr<JitStep>
 jitCompileStep(ModuleOp module, StringRef stepName,
-               function_ref<LogicalResult(PassManager &)> configure = {});
+               function_ref<LogicalResult(PassManager &)> configure = {},
+               bool emulateCudaKernels = false);
 
 /// The JIT's host API, the in-process counterpart of rt::openTrainer (no
 /// MLIR or LLVM types): compiles the MLIR text of a model (`name` labels it

@@ -82,7 +82,9 @@ static cl::opt<mlir::gacc::EmitKind> emitKind(
     cl::cat(compileCategory));
 static cl::opt<std::string> target(
     "target",
-    cl::desc("cpu (the default) or cuda (so far: gacc compile --emit ptx)"),
+    cl::desc("cpu (the default), cuda (so far: gacc compile --emit ptx) or "
+             "cuda-emulated (the CUDA kernels run on the CPU, block and "
+             "thread ids as loop indices: tests them without a GPU)"),
     cl::init("cpu"), cl::sub(compileCommand), cl::sub(runCommand),
     cl::cat(compileCategory));
 
@@ -422,12 +424,18 @@ static int writeOutput(const std::string &text) {
   return 0;
 }
 
+/// Whether --target names a target, after an error if not.
+static bool knownTarget(StringRef command) {
+  if (target == "cpu" || target == "cuda" || target == "cuda-emulated")
+    return true;
+  errs() << "gacc " << command << ": error: --target " << target
+         << " is unknown (cpu, cuda or cuda-emulated)\n";
+  return false;
+}
+
 static int compile(LoadedModel &model) {
-  if (target != "cpu" && target != "cuda") {
-    errs() << "gacc compile: error: --target " << target
-           << " is unknown (cpu or cuda)\n";
+  if (!knownTarget("compile"))
     return 1;
-  }
   // The CUDA target builds its kernels so far, not artifacts (issue 9).
   if ((target == "cuda") != (emitKind == mlir::gacc::EmitKind::Ptx)) {
     errs() << "gacc compile: error: "
@@ -451,7 +459,8 @@ static int compile(LoadedModel &model) {
   std::string intermediate;
   FailureOr<gacc::rt::Artifact> artifact = mlir::gacc::compileArtifact(
       *model.module, stepName, emitKind, intermediate,
-      [&](mlir::PassManager &pm) { return flags.configure(pm); });
+      [&](mlir::PassManager &pm) { return flags.configure(pm); },
+      /*emulateCudaKernels=*/target == "cuda-emulated");
   if (failed(artifact))
     return 1;
   if (emitKind == mlir::gacc::EmitKind::Artifact) {
@@ -511,8 +520,8 @@ static int runArtifact() {
       return 1;
     }
   if (target.getNumOccurrences() && target != "cpu") {
-    errs() << "gacc run: error: --target " << target
-           << " is not built yet (issue 9)\n";
+    errs() << "gacc run: error: " << inputPath
+           << " is compiled: give --target to gacc compile\n";
     return 1;
   }
   std::unique_ptr<gacc::rt::Trainer> trainer;
@@ -590,15 +599,18 @@ int main(int argc, char **argv) {
   if (compileCommand)
     return compile(model);
 
-  if (target != "cpu") {
-    errs() << "gacc run: error: --target " << target
-           << " is not built yet (issue 9)\n";
+  if (!knownTarget("run"))
+    return 1;
+  if (target == "cuda") {
+    errs() << "gacc run: error: --target cuda is not built yet (issue 9); "
+              "--target cuda-emulated runs its kernels on the CPU\n";
     return 1;
   }
   PipelineFlags flags;
   FailureOr<mlir::gacc::JitStep> jit = mlir::gacc::jitCompileStep(
       *model.module, stepName,
-      [&](mlir::PassManager &pm) { return flags.configure(pm); });
+      [&](mlir::PassManager &pm) { return flags.configure(pm); },
+      /*emulateCudaKernels=*/target == "cuda-emulated");
   if (failed(jit))
     return 1;
   gacc::rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));

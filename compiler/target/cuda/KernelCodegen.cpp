@@ -1,9 +1,16 @@
 //===- KernelCodegen.cpp - the step's loops as CUDA kernels -----------------===//
 
 #include "compiler/target/cuda/KernelCodegen.h"
+#include "compiler/target/cuda/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -28,54 +35,6 @@ void gacc::registerCudaTarget(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
-namespace {
-/// Moves every outlined kernel into one gpu.module, `gacc_kernels`, each
-/// named after the module it came from: a step becomes one PTX module (one
-/// load, one ptxas run) instead of one per kernel.
-struct MergeKernelModulesPass
-    : public PassWrapper<MergeKernelModulesPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MergeKernelModulesPass)
-  StringRef getArgument() const final { return "gacc-merge-kernel-modules"; }
-  StringRef getDescription() const final {
-    return "Put every outlined gpu kernel into one gpu.module";
-  }
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SmallVector<gpu::GPUModuleOp> kernelModules(
-        module.getOps<gpu::GPUModuleOp>());
-    if (kernelModules.empty())
-      return;
-    OpBuilder b(kernelModules.front());
-    auto merged =
-        gpu::GPUModuleOp::create(b, module.getLoc(), "gacc_kernels");
-    MLIRContext *context = module.getContext();
-    // (module, function) -> the function's name in the merged module.
-    llvm::DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
-    for (gpu::GPUModuleOp kernelModule : kernelModules) {
-      SmallVector<gpu::GPUFuncOp> funcs(kernelModule.getOps<gpu::GPUFuncOp>());
-      for (gpu::GPUFuncOp func : funcs) {
-        std::string name = kernelModule.getName().str();
-        if (funcs.size() > 1)
-          name += "_" + func.getName().str();
-        renamed[{kernelModule.getNameAttr(), func.getNameAttr()}] =
-            StringAttr::get(context, name);
-        func->moveBefore(merged.getBody(), merged.getBody()->end());
-        func.setName(name);
-      }
-      kernelModule.erase();
-    }
-    module.walk([&](gpu::LaunchFuncOp launch) {
-      StringAttr name =
-          renamed.lookup({launch.getKernelModuleName(), launch.getKernelName()});
-      launch.setKernelAttr(SymbolRefAttr::get(
-          merged.getNameAttr(), {FlatSymbolRefAttr::get(name)}));
-    });
-  }
-};
-} // namespace
-
-void gacc::registerCudaPasses() { PassRegistration<MergeKernelModulesPass>(); }
-
 std::string gacc::findLibdevice() {
   for (const char *variable : {"CUDA_HOME", "CUDA_PATH"})
     if (const char *root = std::getenv(variable)) {
@@ -87,15 +46,25 @@ std::string gacc::findLibdevice() {
   return llvm::sys::fs::exists(path) ? path : std::string();
 }
 
+void gacc::buildCudaKernelMappingPipeline(OpPassManager &pm) {
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createConvertLinalgToParallelLoopsPass());
+  func.addPass(createCollapseParallelLoops());
+  func.addPass(createCanonicalizerPass());
+  // Fixed tile bounds with an in-bounds check inside: min/max bounds are
+  // what convert-parallel-loops-to-gpu cannot map.
+  func.addPass(createParallelLoopTilingPass({kThreadsPerBlock},
+                                            /*noMinMaxBounds=*/true));
+  func.addPass(createGpuMapParallelLoopsPass());
+  func.addPass(createConvertParallelLoopToGpuPass());
+}
+
 LogicalResult gacc::buildCudaKernelPipeline(OpPassManager &pm, StringRef chip,
                                             StringRef libdevice) {
+  buildCudaKernelMappingPipeline(pm);
   // PTX 8.0: LLVM's default (6.0) cannot target sm_80 and later.
   std::string pipeline =
-      "func.func(convert-linalg-to-parallel-loops,"
-      "scf-parallel-loop-tiling{parallel-loop-tile-sizes=1,256 "
-      "no-min-max-bounds=true},gpu-map-parallel-loops,"
-      "convert-parallel-loops-to-gpu),"
-      "gpu-kernel-outlining,gacc-merge-kernel-modules,"
+      "gpu-kernel-outlining,gacc-cuda-merge-kernel-modules,"
       "nvvm-attach-target{chip=" +
       chip.str() +
       " features=+ptx80 O=3 l=" + libdevice.str() + "},"

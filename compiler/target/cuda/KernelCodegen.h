@@ -1,11 +1,11 @@
 //===- KernelCodegen.h - the step's loops as CUDA kernels --------*- C++ -*-===//
 //
-// The first part of the CUDA target (issue 9): after bufferization, every
-// linalg op of a step becomes parallel loops, tiled (1 × 256: a thread per
-// element of the innermost 256 with fixed bounds and an in-bounds check, so
-// that every loop nest maps), mapped to blocks and threads, outlined into
-// gpu kernels (all in one gpu.module), lowered to NVVM and compiled to PTX
-// by LLVM's NVPTX backend.
+// The CUDA target (issue 9): after bufferization, every linalg op of a step
+// becomes parallel loops, collapsed to one dimension, tiled by 256 (fixed
+// tile bounds with an in-bounds check, so that every loop nest maps), mapped
+// to blocks and threads (buildCudaKernelMappingPipeline: the IR the CPU
+// emulation runs too), outlined into gpu kernels (all in one gpu.module),
+// lowered to NVVM and compiled to PTX by LLVM's NVPTX backend.
 // The host side (launches, device arenas) is not built yet.
 //
 //===----------------------------------------------------------------------===//
@@ -22,12 +22,16 @@ namespace mlir::gacc {
 
 /// The dialects, GPU target and LLVM translations the kernel pipeline uses.
 void registerCudaTarget(DialectRegistry &registry);
-/// gacc-merge-kernel-modules (one gpu.module per step).
-void registerCudaPasses();
+/// Threads per block of the mapped loops.
+inline constexpr int64_t kThreadsPerBlock = 256;
 
 /// CUDA's libdevice (math functions for kernels) under $CUDA_HOME,
 /// $CUDA_PATH or /usr/local/cuda; empty if none is there.
 std::string findLibdevice();
+
+/// From a bufferized step to gpu.launch ops (linalg -> parallel loops ->
+/// tiles -> blocks and threads), on each function.
+void buildCudaKernelMappingPipeline(OpPassManager &pm);
 
 /// The pipeline from a bufferized step to gpu.binary ops holding PTX for
 /// `chip` (sm_80: ptxas accepts its PTX for sm_80 and sm_90), linked with

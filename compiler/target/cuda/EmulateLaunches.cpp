@@ -1,0 +1,305 @@
+//===- EmulateLaunches.cpp - run gpu.launch bodies on the CPU ---------------===//
+//
+// Barriers split the kernel body into thread loops (the technique of POCL
+// and Polygeist's barrier lowering): code between two barriers runs for
+// every thread of the block before any thread passes the next barrier.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/target/cuda/Passes.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::gacc {
+#define GEN_PASS_DEF_EMULATELAUNCHES
+#include "compiler/target/cuda/Passes.h.inc"
+} // namespace mlir::gacc
+
+using namespace mlir;
+
+namespace {
+
+bool containsBarrier(Operation *op) {
+  return op
+      ->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+/// Emits one gpu.launch as a loop over blocks holding thread loops.
+class LaunchEmulator {
+public:
+  explicit LaunchEmulator(gpu::LaunchOp launch)
+      : launch(launch), b(launch), loc(launch.getLoc()) {}
+
+  LogicalResult run();
+
+private:
+  bool inLaunch(Value value) {
+    return launch.getBody().isAncestor(value.getParentRegion());
+  }
+  /// `value` at the block level, or null if it depends on the thread.
+  Value uniformValue(Value value) {
+    if (!inLaunch(value))
+      return value;
+    return uniform.lookupOrNull(value);
+  }
+  bool isUniform(Operation *op) {
+    return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+           llvm::all_of(op->getOperands(),
+                        [&](Value v) { return uniformValue(v); });
+  }
+
+  LogicalResult emitBlock(Block &block);
+  LogicalResult emitUniformRegionOp(Operation *op);
+  LogicalResult flushSegment();
+  LogicalResult cloneIntoThread(Operation *op, IRMapping &thread,
+                                OpBuilder &threadBuilder);
+
+  gpu::LaunchOp launch;
+  OpBuilder b;
+  Location loc;
+  /// Launch values -> their values at the block level (block ids, sizes,
+  /// workgroup buffers, ops that do not depend on the thread).
+  IRMapping uniform;
+  /// The ops of the current segment (between barriers), not yet emitted.
+  SmallVector<Operation *> segment;
+  /// Private attributions -> one buffer per block with a row per thread.
+  SmallVector<std::pair<BlockArgument, Value>> privateBuffers;
+};
+
+LogicalResult LaunchEmulator::run() {
+  if (!launch.getAsyncDependencies().empty() || launch.getAsyncToken() ||
+      launch.getDynamicSharedMemorySize() || launch.hasClusterSize())
+    return launch.emitOpError("with async tokens, dynamic shared memory or "
+                              "clusters cannot be emulated");
+  // Id and size ops become the launch's region arguments, so that the loop
+  // indices replace one kind of value.
+  gpu::KernelDim3 blockIds = launch.getBlockIds();
+  gpu::KernelDim3 threadIds = launch.getThreadIds();
+  gpu::KernelDim3 gridArgs = launch.getGridSize();
+  gpu::KernelDim3 blockArgs = launch.getBlockSize();
+  auto select = [](gpu::KernelDim3 dims, gpu::Dimension dim) {
+    return dim == gpu::Dimension::x   ? dims.x
+           : dim == gpu::Dimension::y ? dims.y
+                                      : dims.z;
+  };
+  SmallVector<Operation *> idOps;
+  launch.getBody().walk([&](Operation *op) {
+    Value replacement;
+    if (auto id = dyn_cast<gpu::BlockIdOp>(op))
+      replacement = select(blockIds, id.getDimension());
+    else if (auto id = dyn_cast<gpu::ThreadIdOp>(op))
+      replacement = select(threadIds, id.getDimension());
+    else if (auto dim = dyn_cast<gpu::GridDimOp>(op))
+      replacement = select(gridArgs, dim.getDimension());
+    else if (auto dim = dyn_cast<gpu::BlockDimOp>(op))
+      replacement = select(blockArgs, dim.getDimension());
+    if (!replacement)
+      return;
+    op->getResult(0).replaceAllUsesWith(replacement);
+    idOps.push_back(op);
+  });
+  for (Operation *op : idOps)
+    op->erase();
+
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  // The blocks run one after the other, so they share one workgroup buffer
+  // and one private buffer (with a row per thread), on the heap: a launch
+  // may sit in a loop, where stack allocations would pile up.
+  SmallVector<Value> buffers;
+  for (BlockArgument buffer : launch.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(buffer.getType());
+    buffers.push_back(memref::AllocOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType())));
+    uniform.map(buffer, buffers.back());
+  }
+  if (!launch.getPrivateAttributions().empty()) {
+    Value threads = arith::MulIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, block.x, block.y), block.z);
+    for (BlockArgument buffer : launch.getPrivateAttributions()) {
+      auto type = cast<MemRefType>(buffer.getType());
+      SmallVector<int64_t> shape{ShapedType::kDynamic};
+      llvm::append_range(shape, type.getShape());
+      buffers.push_back(memref::AllocOp::create(
+          b, loc, MemRefType::get(shape, type.getElementType()),
+          ValueRange{threads}));
+      privateBuffers.push_back({buffer, buffers.back()});
+    }
+  }
+  for (Value buffer : buffers)
+    memref::DeallocOp::create(b, loc, buffer);
+  if (!buffers.empty())
+    b.setInsertionPoint(buffers.back().getDefiningOp()->getNextNode());
+
+  for (auto [id, size] : {std::pair{blockIds.z, grid.z}, {blockIds.y, grid.y},
+                          {blockIds.x, grid.x}}) {
+    auto loop = scf::ForOp::create(b, loc, zero, size, one);
+    uniform.map(id, loop.getInductionVar());
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+  }
+  for (auto [arg, size] : {std::pair{gridArgs.x, grid.x}, {gridArgs.y, grid.y},
+                           {gridArgs.z, grid.z}, {blockArgs.x, block.x},
+                           {blockArgs.y, block.y}, {blockArgs.z, block.z}})
+    uniform.map(arg, size);
+  if (failed(emitBlock(launch.getBody().front())))
+    return failure();
+  launch.erase();
+  return success();
+}
+
+/// Emits `block`'s ops at `b`: barriers end segments, ops that contain
+/// barriers run once per block, uniform ops are hoisted out of the thread
+/// loops, every other op joins the current segment.
+LogicalResult LaunchEmulator::emitBlock(Block &block) {
+  for (Operation &op : block.without_terminator()) {
+    if (isa<gpu::BarrierOp>(op)) {
+      if (failed(flushSegment()))
+        return failure();
+    } else if (containsBarrier(&op)) {
+      if (failed(flushSegment()) || failed(emitUniformRegionOp(&op)))
+        return failure();
+    } else if (isUniform(&op)) {
+      b.clone(op, uniform);
+    } else {
+      segment.push_back(&op);
+    }
+  }
+  return flushSegment();
+}
+
+LogicalResult LaunchEmulator::emitUniformRegionOp(Operation *op) {
+  auto divergent = [&]() {
+    return op->emitOpError("holds a gpu.barrier but depends on the thread "
+                           "(every thread of a block must reach a barrier)");
+  };
+  OpBuilder::InsertionGuard guard(b);
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    Value lower = uniformValue(loop.getLowerBound());
+    Value upper = uniformValue(loop.getUpperBound());
+    Value step = uniformValue(loop.getStep());
+    if (!lower || !upper || !step)
+      return divergent();
+    if (loop.getNumRegionIterArgs())
+      return op->emitOpError("holding a gpu.barrier cannot carry values "
+                             "(keep them in private memory)");
+    auto emulated = scf::ForOp::create(b, loop.getLoc(), lower, upper, step);
+    uniform.map(loop.getInductionVar(), emulated.getInductionVar());
+    b.setInsertionPoint(emulated.getBody()->getTerminator());
+    return emitBlock(*loop.getBody());
+  }
+  if (auto branch = dyn_cast<scf::IfOp>(op)) {
+    Value condition = uniformValue(branch.getCondition());
+    if (!condition)
+      return divergent();
+    if (branch.getNumResults())
+      return op->emitOpError("holding a gpu.barrier cannot yield values");
+    bool hasElse = !branch.getElseRegion().empty();
+    auto emulated =
+        scf::IfOp::create(b, branch.getLoc(), condition, hasElse);
+    b.setInsertionPoint(emulated.thenBlock()->getTerminator());
+    if (failed(emitBlock(*branch.thenBlock())))
+      return failure();
+    if (!hasElse)
+      return success();
+    b.setInsertionPoint(emulated.elseBlock()->getTerminator());
+    return emitBlock(*branch.elseBlock());
+  }
+  return op->emitOpError("holds a gpu.barrier and cannot be emulated "
+                         "(only scf.for and scf.if can)");
+}
+
+/// Emits the pending segment as a loop over the block's threads.
+LogicalResult LaunchEmulator::flushSegment() {
+  if (segment.empty())
+    return success();
+  Location segmentLoc = segment.front()->getLoc();
+  Value zero = arith::ConstantIndexOp::create(b, segmentLoc, 0);
+  Value one = arith::ConstantIndexOp::create(b, segmentLoc, 1);
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  auto threads = scf::ParallelOp::create(b, segmentLoc, {zero, zero, zero},
+                                         {block.z, block.y, block.x},
+                                         {one, one, one});
+  OpBuilder threadBuilder(threads.getBody()->getTerminator());
+  IRMapping thread = uniform;
+  ValueRange ivs = threads.getInductionVars();
+  gpu::KernelDim3 threadIds = launch.getThreadIds();
+  thread.map(threadIds.z, ivs[0]);
+  thread.map(threadIds.y, ivs[1]);
+  thread.map(threadIds.x, ivs[2]);
+  if (!privateBuffers.empty()) {
+    // Row (tz·by + ty)·bx + tx of each private buffer is this thread's.
+    Value row = arith::AddIOp::create(
+        threadBuilder, segmentLoc,
+        arith::MulIOp::create(
+            threadBuilder, segmentLoc,
+            arith::AddIOp::create(
+                threadBuilder, segmentLoc,
+                arith::MulIOp::create(threadBuilder, segmentLoc, ivs[0],
+                                      block.y),
+                ivs[1]),
+            block.x),
+        ivs[2]);
+    for (auto [arg, buffer] : privateBuffers) {
+      auto type = cast<MemRefType>(arg.getType());
+      SmallVector<OpFoldResult> offsets(type.getRank() + 1,
+                                        threadBuilder.getIndexAttr(0));
+      offsets[0] = row;
+      SmallVector<OpFoldResult> sizes{threadBuilder.getIndexAttr(1)};
+      for (int64_t size : type.getShape())
+        sizes.push_back(threadBuilder.getIndexAttr(size));
+      SmallVector<OpFoldResult> strides(type.getRank() + 1,
+                                        threadBuilder.getIndexAttr(1));
+      auto sourceType = cast<MemRefType>(buffer.getType());
+      MemRefType rowType = memref::SubViewOp::inferRankReducedResultType(
+          type.getShape(), sourceType, offsets, sizes, strides);
+      thread.map(arg, memref::SubViewOp::create(threadBuilder, segmentLoc,
+                                                rowType, buffer, offsets,
+                                                sizes, strides));
+    }
+  }
+  for (Operation *op : segment)
+    if (failed(cloneIntoThread(op, thread, threadBuilder)))
+      return failure();
+  segment.clear();
+  return success();
+}
+
+/// Clones `op` into the thread loop; pure values it uses from an earlier
+/// segment are computed again.
+LogicalResult LaunchEmulator::cloneIntoThread(Operation *op, IRMapping &thread,
+                                              OpBuilder &threadBuilder) {
+  SmallVector<Value> used(op->getOperands());
+  op->walk([&](Operation *nested) {
+    for (Value v : nested->getOperands())
+      if (!op->isAncestor(v.getParentRegion()->getParentOp()))
+        used.push_back(v);
+  });
+  for (Value v : used) {
+    if (!inLaunch(v) || thread.contains(v))
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getNumRegions() || !isMemoryEffectFree(def))
+      return op->emitOpError("uses a value computed before a gpu.barrier "
+                             "(keep it in private memory)");
+    if (failed(cloneIntoThread(def, thread, threadBuilder)))
+      return failure();
+  }
+  threadBuilder.clone(*op, thread);
+  return success();
+}
+
+struct EmulateLaunchesPass
+    : public gacc::impl::EmulateLaunchesBase<EmulateLaunchesPass> {
+  void runOnOperation() override {
+    SmallVector<gpu::LaunchOp> launches;
+    getOperation()->walk([&](gpu::LaunchOp launch) {
+      launches.push_back(launch);
+    });
+    for (gpu::LaunchOp launch : launches)
+      if (failed(LaunchEmulator(launch).run()))
+        return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,47 @@
+//===- MergeKernelModules.cpp - one gpu.module per step ---------------------===//
+
+#include "compiler/target/cuda/Passes.h"
+
+namespace mlir::gacc {
+#define GEN_PASS_DEF_MERGEKERNELMODULES
+#include "compiler/target/cuda/Passes.h.inc"
+} // namespace mlir::gacc
+
+using namespace mlir;
+
+namespace {
+struct MergeKernelModulesPass
+    : public gacc::impl::MergeKernelModulesBase<MergeKernelModulesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::GPUModuleOp> kernelModules(
+        module.getOps<gpu::GPUModuleOp>());
+    if (kernelModules.empty())
+      return;
+    OpBuilder b(kernelModules.front());
+    auto merged = gpu::GPUModuleOp::create(b, module.getLoc(), "gacc_kernels");
+    MLIRContext *context = module.getContext();
+    // (module, function) -> the function's name in the merged module.
+    llvm::DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
+    for (gpu::GPUModuleOp kernelModule : kernelModules) {
+      SmallVector<gpu::GPUFuncOp> funcs(kernelModule.getOps<gpu::GPUFuncOp>());
+      for (gpu::GPUFuncOp func : funcs) {
+        std::string name = kernelModule.getName().str();
+        if (funcs.size() > 1)
+          name += "_" + func.getName().str();
+        renamed[{kernelModule.getNameAttr(), func.getNameAttr()}] =
+            StringAttr::get(context, name);
+        func->moveBefore(merged.getBody(), merged.getBody()->end());
+        func.setName(name);
+      }
+      kernelModule.erase();
+    }
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      StringAttr name =
+          renamed.lookup({launch.getKernelModuleName(), launch.getKernelName()});
+      launch.setKernelAttr(SymbolRefAttr::get(
+          merged.getNameAttr(), {FlatSymbolRefAttr::get(name)}));
+    });
+  }
+};
+} // namespace

@@ -1,0 +1,88 @@
+//===- Passes.td - CUDA target passes ----------------------*- tablegen -*-===//
+
+#ifndef GACC_TARGET_CUDA_PASSES_TD
+#define GACC_TARGET_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CollapseParallelLoops : Pass<"gacc-cuda-collapse-parallel-loops"> {
+  let summary = "Collapse each outermost scf.parallel nest into one dimension";
+  let description = [{
+    Gives every outermost `scf.parallel` loop a single dimension that
+    enumerates all its points (the loop's indices are recovered with
+    division and remainder), so that tiling it by 256 and mapping the tiles
+    to blocks gives every kernel blocks of 256 threads whatever its shape:
+    a `64x10` loop becomes 3 blocks of 256 threads instead of 64 blocks of
+    10 (of which 256 are launched). Loops inside the thread (reductions)
+    are left alone.
+
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c10) step (%c1, %c1) {...}
+    // becomes
+    scf.parallel (%ij) = (%c0) to (%c640) step (%c1) {
+      %i = arith.divsi ... %j = arith.remsi ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def MergeKernelModules : Pass<"gacc-cuda-merge-kernel-modules", "ModuleOp"> {
+  let summary = "Put every outlined gpu kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` gives each kernel its own `gpu.module`. This pass
+    moves every kernel into one module, `gacc_kernels`, each renamed after
+    the module it came from, and updates the launches: a step becomes one
+    PTX module (one load, one ptxas run) instead of one per kernel.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def EmulateLaunches : Pass<"gacc-cuda-emulate-launches"> {
+  let summary = "Run gpu.launch bodies on the CPU, ids as loop indices";
+  let description = [{
+    Executes the CUDA target's kernels on the CPU so that tests catch
+    indexing, tiling, shared-memory and reduction bugs without a GPU. Each
+    `gpu.launch` becomes loops over its blocks (one after the other); in
+    them, the kernel body is split at every `gpu.barrier` into segments,
+    each an `scf.parallel` loop over the block's threads (a barrier is where
+    one thread loop ends and the next begins, which is what it guarantees).
+    Block and thread ids, block and grid sizes become loop indices and the
+    launch's sizes. Workgroup memory is one buffer that the blocks share in
+    turn; private memory one buffer with a row per thread, so that it
+    survives barriers (both on the heap for the launch). Loops and
+    conditionals that contain barriers must be uniform in the block (their
+    bounds and conditions must not depend on the thread), as CUDA requires:
+    they run once per block with the thread loops inside. Values a thread
+    computes before a barrier and uses after it are recomputed when they
+    are pure (index arithmetic); otherwise the pass fails, pointing at the
+    use.
+
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %n, ...)
+               threads(%tx, %ty, %tz) in (%sx = %c256, ...)
+               workgroup(%tile : memref<256xf32, #gpu.address_space<workgroup>>) {
+      A(%tx)
+      gpu.barrier
+      B(%tx)
+      gpu.terminator
+    }
+    // becomes
+    %tile = memref.alloc() : memref<256xf32>
+    scf.for %bz = %c0 to %c1 step %c1 {
+      scf.for %by = %c0 to %c1 step %c1 {
+        scf.for %bx = %c0 to %n step %c1 {
+          scf.parallel (%tz, %ty, %tx) = ... to (%c1, %c1, %c256) ... { A(%tx) }
+          scf.parallel (%tz, %ty, %tx) = ... to (%c1, %c1, %c256) ... { B(%tx) }
+        }
+      }
+    }
+    memref.dealloc %tile : memref<256xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+#endif // GACC_TARGET_CUDA_PASSES_TD
