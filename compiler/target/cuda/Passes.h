@@ -2,6 +2,7 @@
 #ifndef GACC_COMPILER_TARGET_CUDA_PASSES_H
 #define GACC_COMPILER_TARGET_CUDA_PASSES_H
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

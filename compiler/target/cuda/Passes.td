@@ -24,7 +24,8 @@ def CollapseParallelLoops : Pass<"gacc-cuda-collapse-parallel-loops"> {
     }
     ```
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
 }
 
