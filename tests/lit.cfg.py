@@ -38,9 +38,14 @@ if os.path.exists("/usr/local/cuda/bin/ptxas"):
 if shutil.which("mpirun"):
     config.available_features.add("mpirun")
 
+# MLIR's runner and its support libraries, for kernels run on the CPU.
+config.substitutions.append(
+    ("%mlir_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.gacc_tools_dir, config.llvm_tools_dir]
 tools = ["gacc", "gacc-opt", ToolSubst("FileCheck", unresolved="fatal"),
-         ToolSubst("not", unresolved="fatal")]
+         ToolSubst("not", unresolved="fatal"),
+         ToolSubst("mlir-runner", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

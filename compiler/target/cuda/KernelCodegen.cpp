@@ -48,6 +48,7 @@ std::string gacc::findLibdevice() {
 
 void gacc::buildCudaKernelMappingPipeline(OpPassManager &pm) {
   OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createTileMatmuls());
   func.addPass(createConvertLinalgToParallelLoopsPass());
   func.addPass(createCollapseParallelLoops());
   func.addPass(createCanonicalizerPass());
@@ -57,6 +58,9 @@ void gacc::buildCudaKernelMappingPipeline(OpPassManager &pm) {
                                             /*noMinMaxBounds=*/true));
   func.addPass(createGpuMapParallelLoopsPass());
   func.addPass(createConvertParallelLoopToGpuPass());
+  // Constants and index arithmetic move into the kernels: divisions by
+  // constants, and private arrays indexed by constants (kept in registers).
+  func.addPass(createGpuLaunchSinkIndexComputationsPass());
 }
 
 LogicalResult gacc::buildCudaKernelPipeline(OpPassManager &pm, StringRef chip,

@@ -5,6 +5,42 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TileMatmuls : Pass<"gacc-cuda-tile-matmuls"> {
+  let summary = "Matmuls as shared-memory tiled gpu kernels";
+  let description = [{
+    Replaces each bufferized matmul contraction (the one
+    `gacc-cpu-matmul-to-call` recognizes: loops `(batch..., m, n, k)`,
+    `C += op(A)·op(B)`, either operand transposed, batch dimensions looped
+    or broadcast, 16-bit operands widened to the accumulator's type) of
+    static shape by a `gpu.launch` of the classic tiled kernel: blocks of
+    16x16 threads, each block computing a 64x64 tile of C and each thread a
+    4x4 piece of it in private memory; A and B pass through workgroup memory
+    16 elements of K at a time (each element read from global memory once
+    per block, not once per thread), consecutive threads reading
+    consecutive addresses whichever operand is transposed; a barrier after
+    loading and after using each tile. Edges: loads past the matrix are
+    zeros, stores past it are skipped. The batch is `blockIdx.z`.
+
+    ```mlir
+    linalg.generic {... (m, n, k) -> (m, k), (m, n, k) -> (n, k), ...}
+        ins(%a, %b : memref<64x784xf32>, memref<256x784xf32>)
+        outs(%c : memref<64x256xf32>)
+    // becomes
+    gpu.launch blocks(...) in (%gx = %c4, %gy = %c1, %gz = %c1)
+               threads(...) in (%sx = %c16, %sy = %c16, %sz = %c1)
+               workgroup(%ta : memref<16x64xf32, 3>, %tb : memref<16x64xf32, 3>)
+               private(%acc : memref<4x4xf32, 5>) {
+      ... scf.for %k0 = %c0 to %c784 step %c16 { load; gpu.barrier;
+                                                   multiply; gpu.barrier } ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def CollapseParallelLoops : Pass<"gacc-cuda-collapse-parallel-loops"> {
   let summary = "Collapse each outermost scf.parallel nest into one dimension";
   let description = [{

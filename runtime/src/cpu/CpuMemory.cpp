@@ -3,7 +3,9 @@
 #include "gacc/runtime/CpuMemory.h"
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 namespace {
 // Each block starts with its size; 16 bytes keep malloc's alignment.
@@ -21,6 +23,15 @@ extern "C" void *gacc_cpu_malloc(size_t bytes) {
   while (now > seen && !peak.compare_exchange_weak(seen, now)) {
   }
   return block + kHeader;
+}
+
+extern "C" void *gacc_cpu_calloc(size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size)
+    return nullptr;
+  void *pointer = gacc_cpu_malloc(count * size);
+  if (pointer)
+    std::memset(pointer, 0, count * size);
+  return pointer;
 }
 
 extern "C" void gacc_cpu_free(void *pointer) {

@@ -28,6 +28,7 @@ const std::vector<HostImport> &hostImports() {
       {"memrefCopy", reinterpret_cast<void *>(&memrefCopy)},
       // Temporaries go through the runtime's counting heap.
       {"malloc", reinterpret_cast<void *>(&gacc_cpu_malloc)},
+      {"calloc", reinterpret_cast<void *>(&gacc_cpu_calloc)},
       {"free", reinterpret_cast<void *>(&gacc_cpu_free)},
       {"gacc_cpu_matmul_f32", reinterpret_cast<void *>(&gacc_cpu_matmul_f32)},
       {"gacc_cpu_matmul_f64", reinterpret_cast<void *>(&gacc_cpu_matmul_f64)},

@@ -13,8 +13,10 @@
 #include <cstdint>
 
 extern "C" {
-/// malloc/free for compiled code, counting live bytes.
+/// malloc/calloc/free for compiled code, counting live bytes (LLVM turns a
+/// malloc followed by zeroing into calloc, so calloc must count alike).
 void *gacc_cpu_malloc(size_t bytes);
+void *gacc_cpu_calloc(size_t count, size_t size);
 void gacc_cpu_free(void *pointer);
 }
 

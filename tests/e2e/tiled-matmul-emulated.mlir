@@ -1,0 +1,269 @@
+// The tiled matmul kernels of gacc-cuda-tile-matmuls, run on the CPU by
+// gacc-cuda-emulate-launches (shared-memory tiles, barriers, per-thread
+// accumulators), equal plain loops exactly on small integers: edges that
+// are not multiples of the 64x64 tile or of 16, either operand transposed,
+// a broadcast batch, f16 operands accumulating in f32, and C accumulated
+// into (C += A·B).
+// RUN: gacc-opt %s --gacc-cuda-tile-matmuls --gacc-cuda-emulate-launches \
+// RUN:   --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \
+// RUN:   --lower-affine --finalize-memref-to-llvm --convert-math-to-llvm \
+// RUN:   --convert-arith-to-llvm --convert-index-to-llvm --convert-func-to-llvm \
+// RUN:   --convert-cf-to-llvm --reconcile-unrealized-casts \
+// RUN: | mlir-runner -e main -entry-point-result=void \
+// RUN:   -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so \
+// RUN: | FileCheck %s
+
+// Also: the rewrite made kernels out of exactly the four matmuls.
+// RUN: gacc-opt %s --gacc-cuda-tile-matmuls | FileCheck %s --check-prefix=KERNELS
+// KERNELS-COUNT-4: gpu.launch blocks
+// KERNELS-NOT: gpu.launch blocks
+
+// CHECK: 0
+// CHECK-NEXT: 0
+// CHECK-NEXT: 0
+// CHECK-NEXT: 0
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#km = affine_map<(m, n, k) -> (k, m)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#bmk = affine_map<(b, m, n, k) -> (b, m, k)>
+#bkn = affine_map<(b, m, n, k) -> (k, n)>
+#bmn = affine_map<(b, m, n, k) -> (b, m, n)>
+#id2 = affine_map<(i, j) -> (i, j)>
+#id3 = affine_map<(i, j, k) -> (i, j, k)>
+#none2 = affine_map<(i, j) -> ()>
+#none3 = affine_map<(i, j, k) -> ()>
+
+func.func private @printF32(f32)
+func.func private @printNewline()
+
+// x[i, j] = (3i + j) mod 7, or (5i + 3j + k) mod 7 in 3-D.
+func.func @fill2(%m: memref<?x?xf32>) {
+  linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%m : memref<?x?xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %c3 = arith.constant 3 : index
+    %c7 = arith.constant 7 : index
+    %s = arith.muli %i, %c3 : index
+    %t = arith.addi %s, %j : index
+    %r = arith.remui %t, %c7 : index
+    %ri = arith.index_cast %r : index to i32
+    %f = arith.sitofp %ri : i32 to f32
+    linalg.yield %f : f32
+  }
+  return
+}
+
+func.func @fill3(%m: memref<?x?x?xf32>) {
+  linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%m : memref<?x?x?xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %k = linalg.index 2 : index
+    %c3 = arith.constant 3 : index
+    %c5 = arith.constant 5 : index
+    %c7 = arith.constant 7 : index
+    %s = arith.muli %i, %c5 : index
+    %t = arith.muli %j, %c3 : index
+    %u = arith.addi %s, %t : index
+    %v = arith.addi %u, %k : index
+    %r = arith.remui %v, %c7 : index
+    %ri = arith.index_cast %r : index to i32
+    %f = arith.sitofp %ri : i32 to f32
+    linalg.yield %f : f32
+  }
+  return
+}
+
+func.func @print_max_difference2(%a: memref<?x?xf32>, %b: memref<?x?xf32>) {
+  %d = memref.alloc() : memref<f32>
+  %zero = arith.constant 0.0 : f32
+  memref.store %zero, %d[] : memref<f32>
+  linalg.generic {indexing_maps = [#id2, #id2, #none2], iterator_types = ["reduction", "reduction"]}
+      ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%d : memref<f32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.subf %x, %y : f32
+    %e = math.absf %s : f32
+    %m = arith.maximumf %o, %e : f32
+    linalg.yield %m : f32
+  }
+  %v = memref.load %d[] : memref<f32>
+  call @printF32(%v) : (f32) -> ()
+  call @printNewline() : () -> ()
+  return
+}
+
+// C += A·B^T, and its reference (the sum's operands swapped, which the
+// rewrite does not take for a matmul).
+func.func @transposed_rhs() {
+  %a = memref.alloc() : memref<70x20xf32>
+  %b = memref.alloc() : memref<90x20xf32>
+  %c = memref.alloc() : memref<70x90xf32>
+  %r = memref.alloc() : memref<70x90xf32>
+  %ad = memref.cast %a : memref<70x20xf32> to memref<?x?xf32>
+  %bd = memref.cast %b : memref<90x20xf32> to memref<?x?xf32>
+  %cd = memref.cast %c : memref<70x90xf32> to memref<?x?xf32>
+  %rd = memref.cast %r : memref<70x90xf32> to memref<?x?xf32>
+  call @fill2(%ad) : (memref<?x?xf32>) -> ()
+  call @fill2(%bd) : (memref<?x?xf32>) -> ()
+  call @fill2(%cd) : (memref<?x?xf32>) -> ()
+  call @fill2(%rd) : (memref<?x?xf32>) -> ()
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<70x20xf32>, memref<90x20xf32>) outs(%c : memref<70x90xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %t = arith.mulf %p, %q : f32
+    %s = arith.addf %o, %t : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<70x20xf32>, memref<90x20xf32>) outs(%r : memref<70x90xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %t = arith.mulf %p, %q : f32
+    %s = arith.addf %t, %o : f32
+    linalg.yield %s : f32
+  }
+  call @print_max_difference2(%cd, %rd) : (memref<?x?xf32>, memref<?x?xf32>) -> ()
+  return
+}
+
+// C = A^T·B with f16 operands, accumulated in f32.
+func.func @transposed_lhs_f16() {
+  %a32 = memref.alloc() : memref<33x130xf32>
+  %b32 = memref.alloc() : memref<33x17xf32>
+  %a = memref.alloc() : memref<33x130xf16>
+  %b = memref.alloc() : memref<33x17xf16>
+  %c = memref.alloc() : memref<130x17xf32>
+  %r = memref.alloc() : memref<130x17xf32>
+  %ad = memref.cast %a32 : memref<33x130xf32> to memref<?x?xf32>
+  %bd = memref.cast %b32 : memref<33x17xf32> to memref<?x?xf32>
+  call @fill2(%ad) : (memref<?x?xf32>) -> ()
+  call @fill2(%bd) : (memref<?x?xf32>) -> ()
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a32 : memref<33x130xf32>) outs(%a : memref<33x130xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %h = arith.truncf %x : f32 to f16
+    linalg.yield %h : f16
+  }
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%b32 : memref<33x17xf32>) outs(%b : memref<33x17xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %h = arith.truncf %x : f32 to f16
+    linalg.yield %h : f16
+  }
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<130x17xf32>)
+  linalg.fill ins(%zero : f32) outs(%r : memref<130x17xf32>)
+  linalg.generic {indexing_maps = [#km, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<33x130xf16>, memref<33x17xf16>) outs(%c : memref<130x17xf32>) {
+  ^bb0(%p: f16, %q: f16, %o: f32):
+    %pe = arith.extf %p : f16 to f32
+    %qe = arith.extf %q : f16 to f32
+    %t = arith.mulf %pe, %qe : f32
+    %s = arith.addf %o, %t : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#km, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<33x130xf16>, memref<33x17xf16>) outs(%r : memref<130x17xf32>) {
+  ^bb0(%p: f16, %q: f16, %o: f32):
+    %pe = arith.extf %p : f16 to f32
+    %qe = arith.extf %q : f16 to f32
+    %t = arith.mulf %pe, %qe : f32
+    %s = arith.addf %t, %o : f32
+    linalg.yield %s : f32
+  }
+  %cd = memref.cast %c : memref<130x17xf32> to memref<?x?xf32>
+  %rd = memref.cast %r : memref<130x17xf32> to memref<?x?xf32>
+  call @print_max_difference2(%cd, %rd) : (memref<?x?xf32>, memref<?x?xf32>) -> ()
+  return
+}
+
+// C[b] += A[b]·B, B broadcast over the batch of 3 (the batch is
+// blockIdx.z).
+func.func @broadcast_batch() {
+  %a = memref.alloc() : memref<3x65x18xf32>
+  %b = memref.alloc() : memref<18x66xf32>
+  %c = memref.alloc() : memref<3x65x66xf32>
+  %r = memref.alloc() : memref<3x65x66xf32>
+  %ad = memref.cast %a : memref<3x65x18xf32> to memref<?x?x?xf32>
+  %bd = memref.cast %b : memref<18x66xf32> to memref<?x?xf32>
+  %cd = memref.cast %c : memref<3x65x66xf32> to memref<?x?x?xf32>
+  %rd = memref.cast %r : memref<3x65x66xf32> to memref<?x?x?xf32>
+  call @fill3(%ad) : (memref<?x?x?xf32>) -> ()
+  call @fill2(%bd) : (memref<?x?xf32>) -> ()
+  call @fill3(%cd) : (memref<?x?x?xf32>) -> ()
+  call @fill3(%rd) : (memref<?x?x?xf32>) -> ()
+  linalg.generic {indexing_maps = [#bmk, #bkn, #bmn], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<3x65x18xf32>, memref<18x66xf32>) outs(%c : memref<3x65x66xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %t = arith.mulf %p, %q : f32
+    %s = arith.addf %o, %t : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#bmk, #bkn, #bmn], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<3x65x18xf32>, memref<18x66xf32>) outs(%r : memref<3x65x66xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %t = arith.mulf %p, %q : f32
+    %s = arith.addf %t, %o : f32
+    linalg.yield %s : f32
+  }
+  %d = memref.alloc() : memref<f32>
+  %zero = arith.constant 0.0 : f32
+  memref.store %zero, %d[] : memref<f32>
+  linalg.generic {indexing_maps = [#id3, #id3, #none3], iterator_types = ["reduction", "reduction", "reduction"]}
+      ins(%c, %r : memref<3x65x66xf32>, memref<3x65x66xf32>) outs(%d : memref<f32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.subf %x, %y : f32
+    %e = math.absf %s : f32
+    %m = arith.maximumf %o, %e : f32
+    linalg.yield %m : f32
+  }
+  %v = memref.load %d[] : memref<f32>
+  call @printF32(%v) : (f32) -> ()
+  call @printNewline() : () -> ()
+  return
+}
+
+// A matmul large enough for several tiles each way and 50 K steps.
+func.func @several_tiles() {
+  %a = memref.alloc() : memref<200x800xf32>
+  %b = memref.alloc() : memref<800x150xf32>
+  %c = memref.alloc() : memref<200x150xf32>
+  %r = memref.alloc() : memref<200x150xf32>
+  %ad = memref.cast %a : memref<200x800xf32> to memref<?x?xf32>
+  %bd = memref.cast %b : memref<800x150xf32> to memref<?x?xf32>
+  %cd = memref.cast %c : memref<200x150xf32> to memref<?x?xf32>
+  %rd = memref.cast %r : memref<200x150xf32> to memref<?x?xf32>
+  call @fill2(%ad) : (memref<?x?xf32>) -> ()
+  call @fill2(%bd) : (memref<?x?xf32>) -> ()
+  call @fill2(%cd) : (memref<?x?xf32>) -> ()
+  call @fill2(%rd) : (memref<?x?xf32>) -> ()
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<200x800xf32>, memref<800x150xf32>) outs(%c : memref<200x150xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %t = arith.mulf %p, %q : f32
+    %s = arith.addf %o, %t : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<200x800xf32>, memref<800x150xf32>) outs(%r : memref<200x150xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %t = arith.mulf %p, %q : f32
+    %s = arith.addf %t, %o : f32
+    linalg.yield %s : f32
+  }
+  call @print_max_difference2(%cd, %rd) : (memref<?x?xf32>, memref<?x?xf32>) -> ()
+  return
+}
+
+func.func @main() {
+  call @transposed_rhs() : () -> ()
+  call @transposed_lhs_f16() : () -> ()
+  call @broadcast_batch() : () -> ()
+  call @several_tiles() : () -> ()
+  return
+}

@@ -1,0 +1,92 @@
+// RUN: gacc-opt %s -split-input-file --gacc-cuda-tile-matmuls --canonicalize | FileCheck %s
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// x·wᵀ (a linear layer): 2x4 blocks of 16x16 threads for a 70x200 C, two
+// 16x64 tiles in workgroup memory, a 4x4 accumulator per thread, 49 steps
+// of 16 through K with a barrier after loading and after using each tile,
+// loads past the edges are zeros and stores past them skipped.
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME: (%[[X:.*]]: memref<70x784xf32>, %[[W:.*]]: memref<200x784xf32>, %[[Y:.*]]: memref<70x200xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %[[BY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c4, %{{[a-z0-9_]+}} = %c2, %{{[a-z0-9_]+}} = %c1)
+// CHECK-SAME: threads(%[[TX:[a-z0-9_]+]], %[[TY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c1)
+// CHECK-SAME: workgroup(%[[TA:[a-z0-9_]+]] : memref<16x64xf32, #gpu.address_space<workgroup>>, %[[TB:[a-z0-9_]+]] : memref<16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: private(%[[ACC:[a-z0-9_]+]] : memref<4x4xf32, #gpu.address_space<private>>)
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[ACC]]
+// CHECK: scf.for %[[K0:[a-z0-9_]+]] = %c0 to %c784 step %c16 {
+// CHECK: scf.for %{{[a-z0-9_]+}} = %c0 to %c1024 step %c256 {
+// CHECK: scf.if
+// CHECK: memref.load %[[X]]
+// CHECK: else
+// CHECK: memref.store %{{.*}}, %[[TA]]
+// CHECK: scf.if
+// CHECK: memref.load %[[W]]
+// CHECK: memref.store %{{.*}}, %[[TB]]
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{[a-z0-9_]+}} = %c0 to %c16 step %c1 {
+// CHECK-COUNT-4: memref.load %[[TA]]
+// CHECK-COUNT-16: arith.mulf
+// CHECK: gpu.barrier
+// CHECK: }
+// CHECK-COUNT-16: scf.if
+// CHECK: gpu.terminator
+func.func @linear(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %y: memref<70x200xf32>) {
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<70x784xf32>, memref<200x784xf32>) outs(%y : memref<70x200xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %t = arith.mulf %p, %q : f32
+    %s = arith.addf %o, %t : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// bf16 operands stay 16-bit in workgroup memory and are widened for the
+// f32 accumulator.
+// CHECK-LABEL: func.func @bf16
+// CHECK: workgroup(%{{.*}} : memref<16x64xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: private(%{{.*}} : memref<4x4xf32, #gpu.address_space<private>>)
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+func.func @bf16(%a: memref<8x8xbf16>, %b: memref<8x8xbf16>, %c: memref<8x8xf32>) {
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x8xbf16>, memref<8x8xbf16>) outs(%c : memref<8x8xf32>) {
+  ^bb0(%p: bf16, %q: bf16, %o: f32):
+    %pe = arith.extf %p : bf16 to f32
+    %qe = arith.extf %q : bf16 to f32
+    %t = arith.mulf %pe, %qe : f32
+    %s = arith.addf %o, %t : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// Dynamic shapes keep their loops (the kernel's grid and bounds are
+// static).
+// CHECK-LABEL: func.func @dynamic
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.generic
+func.func @dynamic(%a: memref<?x8xf32>, %b: memref<8x8xf32>, %c: memref<?x8xf32>) {
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<?x8xf32>, memref<8x8xf32>) outs(%c : memref<?x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %t = arith.mulf %p, %q : f32
+    %s = arith.addf %o, %t : f32
+    linalg.yield %s : f32
+  }
+  return
+}
