@@ -49,6 +49,7 @@ std::string gacc::findLibdevice() {
 void gacc::buildCudaKernelMappingPipeline(OpPassManager &pm) {
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createTileMatmuls());
+  func.addPass(createBlockReductions());
   func.addPass(createConvertLinalgToParallelLoopsPass());
   func.addPass(createCollapseParallelLoops());
   func.addPass(createCanonicalizerPass());

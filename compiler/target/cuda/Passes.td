@@ -41,6 +41,49 @@ def TileMatmuls : Pass<"gacc-cuda-tile-matmuls"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def BlockReductions : Pass<"gacc-cuda-block-reductions"> {
+  let summary = "Reductions as one block per reduced element";
+  let description = [{
+    Replaces each bufferized reduction `out[p] = combine(out[p], f(inputs
+    at (p, r)))` (one output indexed by exactly the parallel loops; `combine`
+    one of `addf`, `mulf`, `maximumf`, `minimumf`, `maxnumf`, `minnumf`,
+    `addi`, `maxsi`, `minsi`; static shapes) over at least 64 elements by a
+    `gpu.launch` with a block of 256 threads per output element: each
+    thread combines the elements `r = thread, thread + 256, ...` (any
+    number of reduction loops, linearized), then a tree in workgroup memory
+    (128, 64, ..., 1 threads, a barrier per round) and thread 0 combines
+    the total into `out[p]`. Softmax's row maximum and sum, layer norm's
+    statistics, losses, bias gradients and the gradient norm's squares are
+    such reductions; with the default mapping a single thread would loop
+    over all of a row (or, for a scalar, over the whole tensor). Smaller
+    reductions keep a loop per output in its thread.
+
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "reduction"]}
+        ins(%x : memref<1024x128xf32>) outs(%max : memref<1024xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %m = arith.maximumf %in, %out : f32
+        linalg.yield %m : f32
+    }
+    // becomes
+    gpu.launch blocks(%p, ...) in (%gx = %c1024, ...)
+               threads(%t, ...) in (%sx = %c256, ...)
+               workgroup(%partial : memref<256xf32, 3>) {
+      %own = scf.for %r = %t to %c128 step %c256 iter_args(%acc = %ninf) ...
+      memref.store %own, %partial[%t]
+      gpu.barrier
+      scf.for %round = %c0 to %c8 step %c1 { ... gpu.barrier }
+      scf.if %t == 0 { %max[%p] = max(%max[%p], %partial[0]) }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def CollapseParallelLoops : Pass<"gacc-cuda-collapse-parallel-loops"> {
   let summary = "Collapse each outermost scf.parallel nest into one dimension";
   let description = [{

@@ -1,0 +1,180 @@
+// The block reductions of gacc-cuda-block-reductions, run on the CPU by
+// gacc-cuda-emulate-launches (strided per-thread sums, a tree in workgroup
+// memory, barriers), give the same results as plain loops (exact on small
+// integers): a row sum into initialized outputs, a maximum over two
+// reduction loops, a whole tensor of bf16 values summed in f32 into a
+// scalar, and a bias-gradient-like sum over the leading loops into a
+// 1x1xN output.
+// RUN: gacc-opt %s --gacc-cuda-block-reductions --gacc-cuda-emulate-launches \
+// RUN:   --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \
+// RUN:   --lower-affine --finalize-memref-to-llvm --convert-math-to-llvm \
+// RUN:   --convert-arith-to-llvm --convert-index-to-llvm --convert-func-to-llvm \
+// RUN:   --convert-cf-to-llvm --reconcile-unrealized-casts \
+// RUN: | mlir-runner -e main -entry-point-result=void \
+// RUN:   -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so \
+// RUN: | FileCheck %s
+// The same program with plain loops prints the same.
+// RUN: gacc-opt %s --convert-linalg-to-loops --convert-scf-to-cf \
+// RUN:   --expand-strided-metadata --lower-affine --finalize-memref-to-llvm \
+// RUN:   --convert-math-to-llvm --convert-arith-to-llvm --convert-index-to-llvm \
+// RUN:   --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \
+// RUN: | mlir-runner -e main -entry-point-result=void \
+// RUN:   -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so \
+// RUN: | FileCheck %s
+// Every reduction became a kernel.
+// RUN: gacc-opt %s --gacc-cuda-block-reductions | FileCheck %s --check-prefix=KERNELS
+// KERNELS-COUNT-4: gpu.launch blocks
+// KERNELS-NOT: gpu.launch blocks
+
+// CHECK: 898
+// CHECK-NEXT: 902
+// CHECK-NEXT: 899
+// CHECK-NEXT: 86
+// CHECK-NEXT: 91
+// CHECK-NEXT: 1195
+// CHECK-NEXT: 2480
+// CHECK-NEXT: 5406
+
+#id2 = affine_map<(i, j) -> (i, j)>
+#id3 = affine_map<(i, j, k) -> (i, j, k)>
+#row = affine_map<(i, j) -> (i)>
+#first = affine_map<(i, j, k) -> (i)>
+#scalar = affine_map<(i, j) -> ()>
+#bias = affine_map<(i, j, k) -> (0, 0, k)>
+
+func.func private @printF32(f32)
+func.func private @printNewline()
+
+func.func @print(%v: f32) {
+  call @printF32(%v) : (f32) -> ()
+  call @printNewline() : () -> ()
+  return
+}
+
+// x[i, j] = (3i + j) mod 7, x[i, j, k] = (5i + 3j + k) mod 97.
+func.func @fill2(%m: memref<?x?xf32>) {
+  linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%m : memref<?x?xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %c3 = arith.constant 3 : index
+    %c7 = arith.constant 7 : index
+    %s = arith.muli %i, %c3 : index
+    %t = arith.addi %s, %j : index
+    %r = arith.remui %t, %c7 : index
+    %ri = arith.index_cast %r : index to i32
+    %f = arith.sitofp %ri : i32 to f32
+    linalg.yield %f : f32
+  }
+  return
+}
+
+func.func @fill3(%m: memref<?x?x?xf32>) {
+  linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%m : memref<?x?x?xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %k = linalg.index 2 : index
+    %c3 = arith.constant 3 : index
+    %c5 = arith.constant 5 : index
+    %c97 = arith.constant 97 : index
+    %s = arith.muli %i, %c5 : index
+    %t = arith.muli %j, %c3 : index
+    %u = arith.addi %s, %t : index
+    %v = arith.addi %u, %k : index
+    %r = arith.remui %v, %c97 : index
+    %ri = arith.index_cast %r : index to i32
+    %f = arith.sitofp %ri : i32 to f32
+    linalg.yield %f : f32
+  }
+  return
+}
+
+func.func @main() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+
+  // Row sums of 300 elements, accumulated into ones.
+  %x = memref.alloc() : memref<3x300xf32>
+  %xd = memref.cast %x : memref<3x300xf32> to memref<?x?xf32>
+  call @fill2(%xd) : (memref<?x?xf32>) -> ()
+  %rows = memref.alloc() : memref<3xf32>
+  linalg.fill ins(%one : f32) outs(%rows : memref<3xf32>)
+  linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<3x300xf32>) outs(%rows : memref<3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  }
+  %r0 = memref.load %rows[%c0] : memref<3xf32>
+  %r1 = memref.load %rows[%c1] : memref<3xf32>
+  %r2 = memref.load %rows[%c2] : memref<3xf32>
+  call @print(%r0) : (f32) -> ()
+  call @print(%r1) : (f32) -> ()
+  call @print(%r2) : (f32) -> ()
+
+  // Maximum over two reduction loops (20 x 30).
+  %y = memref.alloc() : memref<2x20x30xf32>
+  %yd = memref.cast %y : memref<2x20x30xf32> to memref<?x?x?xf32>
+  call @fill3(%yd) : (memref<?x?x?xf32>) -> ()
+  %maxes = memref.alloc() : memref<2xf32>
+  linalg.fill ins(%ninf : f32) outs(%maxes : memref<2xf32>)
+  linalg.generic {indexing_maps = [#id3, #first], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%y : memref<2x20x30xf32>) outs(%maxes : memref<2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %out, %in : f32
+    linalg.yield %m : f32
+  }
+  %m0 = memref.load %maxes[%c0] : memref<2xf32>
+  %m1 = memref.load %maxes[%c1] : memref<2xf32>
+  call @print(%m0) : (f32) -> ()
+  call @print(%m1) : (f32) -> ()
+
+  // bf16 values summed in f32 into a scalar.
+  %hf = memref.alloc() : memref<4x100xf32>
+  %hfd = memref.cast %hf : memref<4x100xf32> to memref<?x?xf32>
+  call @fill2(%hfd) : (memref<?x?xf32>) -> ()
+  %h = memref.alloc() : memref<4x100xbf16>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%hf : memref<4x100xf32>) outs(%h : memref<4x100xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  %total = memref.alloc() : memref<f32>
+  memref.store %zero, %total[] : memref<f32>
+  linalg.generic {indexing_maps = [#id2, #scalar], iterator_types = ["reduction", "reduction"]}
+      ins(%h : memref<4x100xbf16>) outs(%total : memref<f32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %e = arith.extf %in : bf16 to f32
+    %s = arith.addf %out, %e : f32
+    linalg.yield %s : f32
+  }
+  %t = memref.load %total[] : memref<f32>
+  call @print(%t) : (f32) -> ()
+
+  // A bias gradient: sums over the leading 8 x 10 loops into 1x1x40.
+  %g = memref.alloc() : memref<8x10x40xf32>
+  %gd = memref.cast %g : memref<8x10x40xf32> to memref<?x?x?xf32>
+  call @fill3(%gd) : (memref<?x?x?xf32>) -> ()
+  %bias = memref.alloc() : memref<1x1x40xf32>
+  linalg.fill ins(%zero : f32) outs(%bias : memref<1x1x40xf32>)
+  linalg.generic {indexing_maps = [#id3, #bias], iterator_types = ["reduction", "reduction", "parallel"]}
+      ins(%g : memref<8x10x40xf32>) outs(%bias : memref<1x1x40xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  }
+  %c39 = arith.constant 39 : index
+  %b0 = memref.load %bias[%c0, %c0, %c0] : memref<1x1x40xf32>
+  %b39 = memref.load %bias[%c0, %c0, %c39] : memref<1x1x40xf32>
+  call @print(%b0) : (f32) -> ()
+  call @print(%b39) : (f32) -> ()
+  return
+}
