@@ -50,6 +50,7 @@ void gacc::buildCudaKernelMappingPipeline(OpPassManager &pm) {
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createTileMatmuls());
   func.addPass(createBlockReductions());
+  func.addPass(createCopiesToLinalg());
   func.addPass(createConvertLinalgToParallelLoopsPass());
   func.addPass(createCollapseParallelLoops());
   func.addPass(createCanonicalizerPass());
@@ -59,6 +60,7 @@ void gacc::buildCudaKernelMappingPipeline(OpPassManager &pm) {
                                             /*noMinMaxBounds=*/true));
   func.addPass(createGpuMapParallelLoopsPass());
   func.addPass(createConvertParallelLoopToGpuPass());
+  func.addPass(createHostMemoryToKernels());
   // Constants and index arithmetic move into the kernels: divisions by
   // constants, and private arrays indexed by constants (kept in registers).
   func.addPass(createGpuLaunchSinkIndexComputationsPass());

@@ -84,6 +84,51 @@ def BlockReductions : Pass<"gacc-cuda-block-reductions"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def CopiesToLinalg : Pass<"gacc-cuda-copies-to-linalg"> {
+  let summary = "memref.copy as linalg.copy, which becomes a kernel";
+  let description = [{
+    A `memref.copy` left on the host would copy device memory with the
+    CPU (`memrefCopy`); as `linalg.copy` it becomes parallel loops and a
+    kernel like every other linalg op.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def HostMemoryToKernels : Pass<"gacc-cuda-host-memory-to-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Move the host's reads and writes of memory into kernels";
+  let description = [{
+    On a GPU the step's arenas are device memory, which host code cannot
+    touch. After `convert-parallel-loops-to-gpu`, what is left outside the
+    kernels includes scalar code on memory (0-d linalg ops become loads and
+    stores without loops: loss sums, the loss scale's update, the optimizer
+    schedule) and loops without parallel dimensions (small reductions).
+    This pass moves each maximal run of such ops (with the pure ops that
+    use their results) into a `gpu.launch` of one thread, placed where the
+    run ends: launches, calls, allocations and frees keep their place, so
+    the order of memory accesses is kept. A value the run computes and a
+    later kernel (or run) uses passes through a 0-d scratch buffer: stored
+    by the run, loaded by its user. Then nothing on the host reads or
+    writes memory; the pass fails, pointing at the op, if something still
+    does (a load feeding a loop that holds kernels, for instance).
+
+    ```mlir
+    %l = memref.load %loss[] : memref<f32>
+    %s = arith.mulf %l, %scale : f32
+    memref.store %s, %out[] : memref<f32>
+    // becomes
+    gpu.launch blocks(...) in (%c1, %c1, %c1) threads(...) in (%c1, %c1, %c1) {
+      %l = memref.load %loss[] : memref<f32>
+      %s = arith.mulf %l, %scale : f32
+      memref.store %s, %out[] : memref<f32>
+      gpu.terminator
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def CollapseParallelLoops : Pass<"gacc-cuda-collapse-parallel-loops"> {
   let summary = "Collapse each outermost scf.parallel nest into one dimension";
   let description = [{

@@ -1,0 +1,27 @@
+//===- CopiesToLinalg.cpp - copies as kernels -------------------------------===//
+
+#include "compiler/target/cuda/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace mlir::gacc {
+#define GEN_PASS_DEF_COPIESTOLINALG
+#include "compiler/target/cuda/Passes.h.inc"
+} // namespace mlir::gacc
+
+using namespace mlir;
+
+namespace {
+struct CopiesToLinalgPass
+    : public gacc::impl::CopiesToLinalgBase<CopiesToLinalgPass> {
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation()->walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies) {
+      OpBuilder b(copy);
+      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      copy.erase();
+    }
+  }
+};
+} // namespace
