@@ -1,0 +1,77 @@
+// RUN: gacc-opt %s -split-input-file --gacc-cuda-host-memory-to-kernels -verify-diagnostics | FileCheck %s
+
+// Scalar code on memory between two kernels (a loss sum's update, a loop
+// without parallel dimensions) moves into one launch of one thread, after
+// the first kernel and before the second; the value the second kernel uses
+// passes through a scratch buffer, freed at the return. Views and
+// allocations stay on the host.
+// CHECK-LABEL: func.func @scalar_code
+// CHECK-SAME: (%[[ARENA:.*]]: memref<?xi8>, %[[SCALE:.*]]: f32)
+// CHECK: %[[SCRATCH:.*]] = memref.alloc() : memref<f32>
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %[[V:.*]][%{{.*}}] : memref<256xf32>
+// CHECK: gpu.terminator
+// CHECK: %[[SUM:.*]] = memref.view %[[ARENA]]
+// CHECK: gpu.launch blocks(%{{.*}}) in (%{{.*}} = %[[ONE:.*]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]]) threads(%{{.*}}) in (%{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]])
+// CHECK: memref.load %[[SUM]][]
+// CHECK: scf.for
+// CHECK: memref.load %[[V]]
+// CHECK: memref.store %{{.*}}, %[[SUM]][]
+// CHECK: %[[SCALED:.*]] = arith.mulf
+// CHECK: memref.store %[[SCALED]], %[[SCRATCH]][]
+// CHECK: gpu.terminator
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[RELOADED:.*]] = memref.load %[[SCRATCH]][]
+// CHECK: arith.mulf %{{.*}}, %[[RELOADED]]
+// CHECK: memref.dealloc %[[SCRATCH]]
+// CHECK-NEXT: return
+func.func @scalar_code(%arena: memref<?xi8>, %scale: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %c1024 = arith.constant 1024 : index
+  %v = memref.view %arena[%c0][] : memref<?xi8> to memref<256xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %x = arith.constant 1.0 : f32
+    memref.store %x, %v[%tx] : memref<256xf32>
+    gpu.terminator
+  }
+  %sum = memref.view %arena[%c1024][] : memref<?xi8> to memref<f32>
+  %old = memref.load %sum[] : memref<f32>
+  %total = scf.for %i = %c0 to %c256 step %c1 iter_args(%acc = %old) -> f32 {
+    %e = memref.load %v[%i] : memref<256xf32>
+    %a = arith.addf %acc, %e : f32
+    scf.yield %a : f32
+  }
+  memref.store %total, %sum[] : memref<f32>
+  %scaled = arith.mulf %total, %scale : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %e = memref.load %v[%tx] : memref<256xf32>
+    %m = arith.mulf %e, %scaled : f32
+    memref.store %m, %v[%tx] : memref<256xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A loaded value decides the trip count of a loop that holds kernels: the
+// host would need to read device memory.
+func.func @host_reads_for_control(%n: memref<index>, %v: memref<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{'memref.load' op reads or writes memory outside the step's kernels}}
+  %count = memref.load %n[] : memref<index>
+  scf.for %i = %c0 to %count step %c1 {
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+      %x = arith.constant 1.0 : f32
+      memref.store %x, %v[%i] : memref<256xf32>
+      gpu.terminator
+    }
+  }
+  return
+}
