@@ -27,7 +27,7 @@ mlir::gacc::compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
   if (failed(model))
     return failure();
   rt::Artifact artifact;
-  artifact.target = "cpu";
+  artifact.target = emulateCudaKernels ? "cuda-emulated" : "cpu";
   artifact.model = std::move(*model);
   if (emit == EmitKind::Mlir) {
     llvm::raw_string_ostream os(intermediate);

@@ -17,7 +17,8 @@ enum class EmitKind { Artifact, Mlir, Llvm, Object, Ptx };
 /// in place. `configure` may set up the pass manager first. With `emit`
 /// other than Artifact, stops there and puts that stage's text (MLIR of the
 /// LLVM dialect, LLVM IR) or bytes (object code) in `intermediate`. With
-/// `emulateCudaKernels`, the step runs the CUDA target's kernels on the CPU.
+/// `emulateCudaKernels`, the step runs the CUDA target's kernels on the CPU
+/// (target "cuda-emulated": the runtime runs it on the emulated device).
 /// Errors are reported as diagnostics.
 FailureOr<::gacc::rt::Artifact>
 compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,

@@ -3,7 +3,8 @@
 // compileTrainer (the JIT, from MLIR text) and openTrainer (an artifact that
 // compileArtifact wrote) train the MLP identically: the same losses and
 // bitwise the same parameters after 5 steps on the same batches. Bad MLIR
-// comes back as a Status with the located diagnostic.
+// comes back as a Status with the located diagnostic. A trainer on device
+// arenas (the emulated device) trains as one on host arenas.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
+#include <regex>
 
 using namespace gacc::rt;
 
@@ -88,4 +91,60 @@ TEST(HostApi, BadMlirIsALocatedError) {
   EXPECT_NE(status.message().find("bad.mlir:1:10: error:"), std::string::npos)
       << status.message();
   EXPECT_FALSE(trainer);
+}
+
+namespace {
+/// `trainer`'s parameters and optimizer state, as a checkpoint keeps them.
+TensorFile state(const Trainer &trainer) {
+  return trainer.checkpoint();
+}
+
+void expectBitwiseEqual(const TensorFile &a, const TensorFile &b) {
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (const auto &[name, tensor] : a.tensors) {
+    const Tensor &other = b.tensors.at(name);
+    ASSERT_EQ(tensor.byteSize(), other.byteSize()) << name;
+    EXPECT_EQ(0, std::memcmp(tensor.data(), other.data(), tensor.byteSize()))
+        << name;
+  }
+}
+} // namespace
+
+// A trainer whose arenas are on a device (the emulated one: separate,
+// poisoned buffers) trains as one on host arenas, with the host's reads and
+// writes in between: parameters read after steps come from the device,
+// parameters written between steps reach it, and so does a restored
+// checkpoint (in f16, with its loss scale).
+TEST(HostApi, DeviceArenasFollowTheHost) {
+  for (const char *precision : {"f32", "f16"}) {
+    SCOPED_TRACE(precision);
+    std::string text = readExample("mlp.mlir");
+    if (std::string(precision) == "f16")
+      text = std::regex_replace(text, std::regex("weight_decay = 0.0>"),
+                                "weight_decay = 0.0> precision f16");
+    std::unique_ptr<Trainer> host, device;
+    ASSERT_TRUE(mlir::gacc::compileTrainer(text, "mlp.mlir", "", 0, host).ok());
+    ASSERT_TRUE(
+        mlir::gacc::compileTrainer(text, "mlp.mlir", "", 0, device).ok());
+    ASSERT_TRUE(device->placeArenasOn(makeEmulatedDeviceMemory()).ok());
+    EXPECT_FALSE(device->placeArenasOn(makeEmulatedDeviceMemory()).ok());
+
+    EXPECT_EQ(train(*host, 2), train(*device, 2));
+    expectBitwiseEqual(state(*host), state(*device));
+    Tensor weight;
+    ASSERT_TRUE(host->parameter("fc1.bias", weight).ok());
+    for (int64_t i = 0; i < weight.numElements(); ++i)
+      weight.dataAs<float>()[i] = 0.01f * static_cast<float>(i % 7);
+    ASSERT_TRUE(host->setParameter("fc1.bias", weight).ok());
+    ASSERT_TRUE(device->setParameter("fc1.bias", weight).ok());
+    EXPECT_EQ(train(*host, 2), train(*device, 2));
+    expectBitwiseEqual(state(*host), state(*device));
+
+    TensorFile early = state(*host);
+    EXPECT_EQ(train(*host, 1), train(*device, 1));
+    ASSERT_TRUE(host->restore(early, "early").ok());
+    ASSERT_TRUE(device->restore(early, "early").ok());
+    EXPECT_EQ(train(*host, 2), train(*device, 2));
+    expectBitwiseEqual(state(*host), state(*device));
+  }
 }

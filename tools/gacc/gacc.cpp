@@ -614,5 +614,13 @@ int main(int argc, char **argv) {
   if (failed(jit))
     return 1;
   gacc::rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));
+  // The emulated kernels run on device arenas as CUDA's would.
+  if (target == "cuda-emulated")
+    if (gacc::rt::Status s =
+            trainer.placeArenasOn(gacc::rt::makeEmulatedDeviceMemory());
+        !s) {
+      errs() << "gacc run: error: " << s.message() << "\n";
+      return 1;
+    }
   return gacc::runTraining(trainer, runOptions());
 }

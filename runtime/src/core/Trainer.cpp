@@ -29,6 +29,9 @@ struct Trainer::Arena {
 
   std::byte *data;
   ArenaDescriptor descriptor;
+  /// The arena's copy in device memory, when the trainer has a device.
+  void *device = nullptr;
+  ArenaDescriptor deviceDescriptor{};
 };
 
 Trainer::Trainer(ModelInfo model, CompiledStep compiled)
@@ -44,7 +47,58 @@ Trainer::Trainer(ModelInfo model, CompiledStep compiled)
   ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
-Trainer::~Trainer() = default;
+Trainer::~Trainer() {
+  if (device_)
+    for (Arena *arena : {state_.get(), batch_.get(), io_.get(), workspace_.get()})
+      device_->release(arena->device);
+}
+
+Status Trainer::placeArenasOn(std::unique_ptr<DeviceMemory> device) {
+  if (device_)
+    return Status::error("the arenas are on a device already");
+  std::vector<std::pair<Arena *, int64_t>> arenas = {
+      {state_.get(), model_.stateBytes},
+      {batch_.get(), model_.batchBytes},
+      {io_.get(), model_.ioBytes},
+      {workspace_.get(), model_.workspaceBytes}};
+  for (auto [arena, bytes] : arenas) {
+    if (Status status = device->allocate(bytes, arena->device); !status) {
+      for (auto [allocated, unused] : arenas)
+        if (allocated->device)
+          device->release(allocated->device);
+      return Status::error("device arenas (" + std::to_string(arenaBytes()) +
+                           " bytes planned): " + status.message());
+    }
+    auto *base = static_cast<std::byte *>(arena->device);
+    arena->deviceDescriptor = {base, base, 0, bytes, 1};
+  }
+  device_ = std::move(device);
+  // What the host initialized goes up before the first step.
+  stateNewerOnHost_ = true;
+  return Status();
+}
+
+void Trainer::noteDeviceStatus(Status status) const {
+  if (!status && deviceStatus_)
+    deviceStatus_ = Status::error("device: " + status.message());
+}
+
+const std::byte *Trainer::hostState(int64_t offset, int64_t bytes) const {
+  if (stateNewerOnDevice_) {
+    noteDeviceStatus(device_->download(
+        state_->data + offset, static_cast<std::byte *>(state_->device) + offset,
+        bytes));
+    if (offset == 0 && bytes == model_.stateBytes)
+      stateNewerOnDevice_ = false;
+  }
+  return state_->data + offset;
+}
+
+std::byte *Trainer::writableHostState() {
+  hostState(0, model_.stateBytes);
+  stateNewerOnHost_ = device_ != nullptr;
+  return state_->data;
+}
 
 int64_t Trainer::arenaBytes() const {
   return model_.stateBytes + model_.batchBytes + model_.ioBytes +
@@ -82,9 +136,11 @@ Tensor Trainer::readWhole(const TensorSlot &slot) const {
     return read(*state_, slot);
   Tensor whole(slot.dtype, slot.unshardedShape);
   int64_t shard = slot.shape[0];
-  std::vector<std::byte> gathered(shard * model_.ranks * byteWidth(slot.dtype));
-  Status status = communicator_->allGather(state_->data + slot.offset,
-                                           gathered.data(), shard, slot.dtype);
+  size_t width = byteWidth(slot.dtype);
+  std::vector<std::byte> gathered(shard * model_.ranks * width);
+  Status status = communicator_->allGather(
+      hostState(slot.offset, shard * width), gathered.data(), shard,
+      slot.dtype);
   if (!status)
     communicator_->abort("gathering '" + slot.name + "': " + status.message());
   std::memcpy(whole.data(), gathered.data(), whole.byteSize());
@@ -98,7 +154,7 @@ void Trainer::writeWhole(const TensorSlot &slot, const Tensor &whole) {
   size_t width = byteWidth(slot.dtype);
   int64_t shard = slot.shape[0], begin = rank() * shard;
   int64_t count = std::clamp<int64_t>(whole.numElements() - begin, 0, shard);
-  std::byte *target = state_->data + slot.offset;
+  std::byte *target = writableHostState() + slot.offset;
   std::memset(target, 0, shard * width);
   if (count > 0)
     std::memcpy(target, static_cast<const std::byte *>(whole.data()) +
@@ -129,7 +185,7 @@ void Trainer::writeParameter(const Parameter &param, const Tensor &whole) {
 }
 
 void Trainer::initialize(uint64_t seed) {
-  std::memset(state_->data, 0, model_.stateBytes);
+  std::memset(writableHostState(), 0, model_.stateBytes);
   for (const Parameter &param : model_.params) {
     // A shard is cut from the whole initialized tensor, the same on every
     // rank; a 16-bit weight is its f32 master's rounding.
@@ -147,10 +203,11 @@ void Trainer::resetLossScale() {
   if (!model_.lossScaling)
     return;
   const LossScaling &scaling = *model_.lossScaling;
-  storeElement(scaling.scale.dtype, state_->data + scaling.scale.offset, 0,
+  std::byte *state = writableHostState();
+  storeElement(scaling.scale.dtype, state + scaling.scale.offset, 0,
                scaling.initScale);
   storeElement(scaling.growthTracker.dtype,
-               state_->data + scaling.growthTracker.offset, 0, 0.0);
+               state + scaling.growthTracker.offset, 0, 0.0);
 }
 
 /// The state a checkpoint keeps besides the parameters.
@@ -175,18 +232,23 @@ double Trainer::lossScale() const {
   if (!model_.lossScaling)
     return 0.0;
   const TensorSlot &slot = model_.lossScaling->scale;
-  return loadElement(slot.dtype, state_->data + slot.offset, 0);
+  return loadElement(slot.dtype,
+                     hostState(slot.offset, byteWidth(slot.dtype)), 0);
 }
 
 Tensor Trainer::read(const Arena &arena, const TensorSlot &slot) const {
   Tensor tensor(slot.dtype, slot.shape);
-  std::memcpy(tensor.data(), arena.data + slot.offset, tensor.byteSize());
+  const std::byte *source = &arena == state_.get()
+                                ? hostState(slot.offset, tensor.byteSize())
+                                : arena.data + slot.offset;
+  std::memcpy(tensor.data(), source, tensor.byteSize());
   return tensor;
 }
 
 void Trainer::write(Arena &arena, const TensorSlot &slot,
                     const Tensor &tensor) {
-  std::memcpy(arena.data + slot.offset, tensor.data(), tensor.byteSize());
+  std::byte *base = &arena == state_.get() ? writableHostState() : arena.data;
+  std::memcpy(base + slot.offset, tensor.data(), tensor.byteSize());
 }
 
 static Status checkTensor(const std::string &origin, const TensorSlot &slot,
@@ -553,11 +615,33 @@ Status Trainer::setBatch(const Batch &batch) {
   return Status();
 }
 
-void Trainer::call(StepEntry entry) {
+Status Trainer::call(StepEntry entry) {
+  if (!device_) {
+    setStepCommunicator(communicator_);
+    entry(&state_->descriptor, &batch_->descriptor, &io_->descriptor,
+          &workspace_->descriptor);
+    setStepCommunicator(nullptr);
+    return Status();
+  }
+  // The batch and io arenas go up and io comes back every call; the state
+  // goes up only after the host wrote it.
+  if (stateNewerOnHost_) {
+    noteDeviceStatus(
+        device_->upload(state_->device, state_->data, model_.stateBytes));
+    stateNewerOnHost_ = false;
+  }
+  noteDeviceStatus(
+      device_->upload(batch_->device, batch_->data, model_.batchBytes));
+  noteDeviceStatus(device_->upload(io_->device, io_->data, model_.ioBytes));
+  if (!deviceStatus_)
+    return deviceStatus_;
   setStepCommunicator(communicator_);
-  entry(&state_->descriptor, &batch_->descriptor, &io_->descriptor,
-        &workspace_->descriptor);
+  entry(&state_->deviceDescriptor, &batch_->deviceDescriptor,
+        &io_->deviceDescriptor, &workspace_->deviceDescriptor);
   setStepCommunicator(nullptr);
+  stateNewerOnDevice_ = true;
+  noteDeviceStatus(device_->download(io_->data, io_->device, model_.ioBytes));
+  return deviceStatus_;
 }
 
 Status Trainer::step(StepResult &result) {
@@ -579,7 +663,8 @@ Status Trainer::step(StepResult &result) {
   resetCpuMemoryPeak();
   CpuMemoryStats before = cpuMemoryStats();
   int64_t volume = communicator_ ? communicator_->volume() : 0;
-  call(compiled_.step);
+  if (Status status = call(compiled_.step); !status)
+    return status;
   result.communicatedElements =
       communicator_ ? communicator_->volume() - volume : 0;
   result.heapBytes = cpuMemoryStats().peakBytes - before.liveBytes;
@@ -614,7 +699,8 @@ Status Trainer::evaluate(double &loss, std::vector<Tensor> &outputs) {
   if (model_.ranks > 1 && !communicator_)
     return Status::error("the step is compiled for " +
                          std::to_string(model_.ranks) + " ranks");
-  call(compiled_.eval);
+  if (Status status = call(compiled_.eval); !status)
+    return status;
   loss = loadElement(model_.loss.dtype, io_->data + model_.loss.offset, 0);
   outputs.clear();
   for (const TensorSlot &slot : model_.outputs)

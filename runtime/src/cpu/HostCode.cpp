@@ -103,7 +103,8 @@ Status openTrainer(const std::string &path, uint64_t seed,
   Artifact artifact;
   if (Status status = readArtifact(path, "", artifact); !status)
     return status;
-  if (artifact.target != "cpu")
+  bool emulatedDevice = artifact.target == "cuda-emulated";
+  if (artifact.target != "cpu" && !emulatedDevice)
     return Status::error(path + ": target '" + artifact.target +
                          "' is not built yet in this runtime");
   auto host = artifact.sections.find("host");
@@ -115,6 +116,9 @@ Status openTrainer(const std::string &path, uint64_t seed,
   out = std::make_unique<Trainer>(std::move(artifact.model),
                                   std::move(compiled));
   out->initialize(seed);
+  // The emulated CUDA kernels run on the emulated device's arenas.
+  if (emulatedDevice)
+    return out->placeArenasOn(makeEmulatedDeviceMemory());
   return Status();
 }
 

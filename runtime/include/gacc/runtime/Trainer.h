@@ -12,6 +12,7 @@
 
 #include "gacc/runtime/Communicator.h"
 #include "gacc/runtime/Dataset.h"
+#include "gacc/runtime/DeviceMemory.h"
 #include "gacc/runtime/ModelInfo.h"
 #include "gacc/runtime/Safetensors.h"
 
@@ -129,6 +130,12 @@ public:
   /// match).
   Status parameter(const std::string &name, Tensor &out) const;
   Status setParameter(const std::string &name, const Tensor &tensor);
+  /// Runs the step on `device`'s memory from now on (a GPU's, or the
+  /// emulated device of `--target cuda-emulated`): arenas of the planned
+  /// sizes are allocated there; the host keeps state, batch and io in sync
+  /// (DeviceMemory.h). An error, naming the planned bytes, if they do not
+  /// fit.
+  Status placeArenasOn(std::unique_ptr<DeviceMemory> device);
   /// One optimizer step on the current batch. A non-finite loss is an error
   /// and leaves the step counter unchanged, unless loss scaling skipped the
   /// step; a loss scale that backs off below 1 is an error (it collapsed:
@@ -151,13 +158,26 @@ private:
   void writeParameter(const Parameter &param, const Tensor &whole);
   /// The slots a checkpoint keeps: parameters, optimizer state, loss scale.
   std::vector<const TensorSlot *> checkpointedSlots() const;
-  void call(StepEntry entry);
+  Status call(StepEntry entry);
+  /// The host copy of state bytes [offset, offset + bytes), downloaded
+  /// first if the device has newer ones.
+  const std::byte *hostState(int64_t offset, int64_t bytes) const;
+  /// The whole host copy of the state, up to date, for writing: the device
+  /// gets it before the next call.
+  std::byte *writableHostState();
+  /// Keeps the first device error, which the next call returns.
+  void noteDeviceStatus(Status status) const;
   /// The loss scale at its initial value, no good steps counted.
   void resetLossScale();
 
   ModelInfo model_;
   CompiledStep compiled_;
   std::unique_ptr<Arena> state_, batch_, io_, workspace_;
+  /// Where the step runs when not on the host's arenas (DeviceMemory.h).
+  std::unique_ptr<DeviceMemory> device_;
+  mutable bool stateNewerOnDevice_ = false;
+  bool stateNewerOnHost_ = false;
+  mutable Status deviceStatus_;
   uint64_t step_ = 0, optimizerStep_ = 0;
   /// The loss scale the last step used (its 16-bit f16 gradients are
   /// scaled by it).
@@ -171,7 +191,8 @@ private:
 Status consolidateCheckpoint(const std::string &dir, TensorFile &out);
 
 /// The host API's entry: a trainer for the artifact at `path` (see
-/// Artifact.h; its target must be "cpu"), with its code loaded and its
+/// Artifact.h; its target must be "cpu", or "cuda-emulated": then its
+/// arenas are on the emulated device), with its code loaded and its
 /// parameters initialized from `seed`.
 Status openTrainer(const std::string &path, uint64_t seed,
                    std::unique_ptr<Trainer> &out);
