@@ -150,9 +150,9 @@ void mlir::gacc::describeWorkspace(ModuleOp lowered, rt::ModelInfo &info) {
 }
 
 FailureOr<::gacc::rt::ModelInfo>
-mlir::gacc::lowerStepForCpu(ModuleOp module, StringRef stepName,
-                            function_ref<LogicalResult(PassManager &)> configure,
-                            bool emulateCudaKernels) {
+mlir::gacc::lowerStep(ModuleOp module, StringRef stepName,
+                      const CodegenTarget &target,
+                      function_ref<LogicalResult(PassManager &)> configure) {
   TrainStepOp step = TrainStepOp::find(module, stepName);
   if (!step)
     return failure();
@@ -160,13 +160,17 @@ mlir::gacc::lowerStepForCpu(ModuleOp module, StringRef stepName,
   if (failed(layout))
     return failure();
   ::gacc::rt::ModelInfo model = describeStep(step, *layout);
+  if (target.kind == StepTarget::Cuda && model.ranks > 1)
+    return step.emitError("ZeRO on GPUs (")
+           << model.ranks
+           << " ranks) needs NCCL collectives in compiled steps, which are "
+              "not built yet: compile for one rank, or for the CPU";
   PassManager pm(module.getContext());
   if (configure && failed(configure(pm)))
     return failure();
   TrainingPipelineOptions options;
   options.step = stepName.str();
-  buildCpuPipeline(pm, options, emulateCudaKernels);
-  if (failed(pm.run(module)))
+  if (failed(buildCpuPipeline(pm, options, target)) || failed(pm.run(module)))
     return failure();
   describeWorkspace(module, model);
   return model;

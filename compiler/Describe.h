@@ -2,6 +2,7 @@
 #ifndef GACC_COMPILER_DESCRIBE_H
 #define GACC_COMPILER_DESCRIBE_H
 
+#include "compiler/Pipelines.h"
 #include "gacc/runtime/ModelInfo.h"
 #include "passes/StepLayout.h"
 #include "mlir/Pass/PassManager.h"
@@ -18,14 +19,13 @@ namespace mlir::gacc {
 void describeWorkspace(ModuleOp lowered, ::gacc::rt::ModelInfo &info);
 
 /// Lowers the training step `stepName` (or the only one) of `module` in
-/// place to the LLVM dialect with buildCpuPipeline, after `configure` set up
-/// the pass manager, and describes it for the runtime (the JIT and
-/// artifacts both start here). With `emulateCudaKernels`, the step runs the
-/// CUDA target's kernels on the CPU. Errors are diagnostics.
+/// place to the LLVM dialect with buildCpuPipeline for `target` (host code;
+/// for Cuda, with the kernels' PTX in gpu.binary ops), after `configure` set
+/// up the pass manager, and describes it for the runtime (the JIT and
+/// artifacts both start here). Errors are diagnostics.
 FailureOr<::gacc::rt::ModelInfo>
-lowerStepForCpu(ModuleOp module, StringRef stepName,
-                function_ref<LogicalResult(PassManager &)> configure = {},
-                bool emulateCudaKernels = false);
+lowerStep(ModuleOp module, StringRef stepName, const CodegenTarget &target,
+          function_ref<LogicalResult(PassManager &)> configure = {});
 
 } // namespace mlir::gacc
 

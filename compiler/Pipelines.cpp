@@ -58,16 +58,28 @@ void gacc::buildCpuBufferizePipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createPlanBuffers());
 }
 
-void gacc::buildCpuCodegenPipeline(OpPassManager &pm,
-                                   bool emulateCudaKernels) {
+LogicalResult gacc::buildCpuCodegenPipeline(OpPassManager &pm,
+                                            const CodegenTarget &target) {
   buildCpuBufferizePipeline(pm);
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
-  if (emulateCudaKernels) {
+  switch (target.kind) {
+  case StepTarget::Cpu:
+    pm.addPass(createMatmulToCall());
+    break;
+  case StepTarget::CudaEmulated:
     buildCudaKernelMappingPipeline(pm);
     pm.addNestedPass<func::FuncOp>(createEmulateLaunches());
-  } else {
-    pm.addPass(createMatmulToCall());
+    break;
+  case StepTarget::Cuda:
+    buildCudaKernelMappingPipeline(pm);
+    if (failed(buildCudaKernelCompilationPipeline(pm, target.chip,
+                                                  target.libdevice)))
+      return failure();
+    // What the host allocates (scratch, what the plan leaves to the heap)
+    // is device memory.
+    pm.addNestedPass<func::FuncOp>(createDeviceAllocations());
+    break;
   }
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createSCFToControlFlowPass());
@@ -80,15 +92,20 @@ void gacc::buildCpuCodegenPipeline(OpPassManager &pm,
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  // Launches, device allocations and the kernels' binary: calls to the
+  // runtime's mgpu* entry points.
+  if (target.kind == StepTarget::Cuda)
+    pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  return success();
 }
 
-void gacc::buildCpuPipeline(OpPassManager &pm,
-                            const TrainingPipelineOptions &options,
-                            bool emulateCudaKernels) {
+LogicalResult gacc::buildCpuPipeline(OpPassManager &pm,
+                                     const TrainingPipelineOptions &options,
+                                     const CodegenTarget &target) {
   buildTrainingPipeline(pm, options);
   buildGaccToLinalgPipeline(pm);
-  buildCpuCodegenPipeline(pm, emulateCudaKernels);
+  return buildCpuCodegenPipeline(pm, target);
 }
 
 void gacc::registerPipelines() {
@@ -107,11 +124,14 @@ void gacc::registerPipelines() {
       "gacc-cpu-codegen-pipeline",
       "Bufferize and lower linalg to the LLVM dialect",
       [](OpPassManager &pm, const CpuCodegenOptions &options) {
-        buildCpuCodegenPipeline(pm, options.emulateCudaKernels);
+        CodegenTarget target;
+        if (options.emulateCudaKernels)
+          target.kind = StepTarget::CudaEmulated;
+        (void)buildCpuCodegenPipeline(pm, target);
       });
   PassPipelineRegistration<TrainingPipelineOptions>(
       "gacc-cpu-pipeline", "Compile a training step for the CPU, end to end",
       [](OpPassManager &pm, const TrainingPipelineOptions &options) {
-        buildCpuPipeline(pm, options);
+        (void)buildCpuPipeline(pm, options);
       });
 }

@@ -11,7 +11,8 @@
 //                             static memory plan (what `gacc plan` reads)
 //   gacc-cpu-codegen-pipeline the above, deallocation, loops, LLVM dialect
 //                             (emulate-cuda-kernels: the CUDA target's
-//                             kernels run on the CPU instead, for tests)
+//                             kernels run on the CPU instead, for tests;
+//                             or, from C++, CUDA kernels and host code)
 //   gacc-cpu-pipeline         training, to-linalg and codegen, end to end
 //
 //===----------------------------------------------------------------------===//
@@ -35,6 +36,25 @@ void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 void buildGaccToLinalgPipeline(OpPassManager &pm);
 void buildCpuBufferizePipeline(OpPassManager &pm);
+/// What a step's code runs on.
+enum class StepTarget {
+  /// Loops and BLAS on the host.
+  Cpu,
+  /// The CUDA target's kernels run on the host, block and thread ids as
+  /// loop indices (tests the kernels without a GPU).
+  CudaEmulated,
+  /// PTX kernels that host code launches through the runtime's mgpu*
+  /// entry points, on device arenas.
+  Cuda,
+};
+
+struct CodegenTarget {
+  StepTarget kind = StepTarget::Cpu;
+  /// Cuda: the chip the PTX is for and CUDA's libdevice (findLibdevice).
+  std::string chip = "sm_80";
+  std::string libdevice;
+};
+
 struct CpuCodegenOptions : public PassPipelineOptions<CpuCodegenOptions> {
   Option<bool> emulateCudaKernels{
       *this, "emulate-cuda-kernels",
@@ -44,11 +64,11 @@ struct CpuCodegenOptions : public PassPipelineOptions<CpuCodegenOptions> {
       llvm::cl::init(false)};
 };
 
-void buildCpuCodegenPipeline(OpPassManager &pm,
-                             bool emulateCudaKernels = false);
-void buildCpuPipeline(OpPassManager &pm,
-                      const TrainingPipelineOptions &options,
-                      bool emulateCudaKernels = false);
+LogicalResult buildCpuCodegenPipeline(OpPassManager &pm,
+                                      const CodegenTarget &target = {});
+LogicalResult buildCpuPipeline(OpPassManager &pm,
+                               const TrainingPipelineOptions &options,
+                               const CodegenTarget &target = {});
 
 void registerPipelines();
 

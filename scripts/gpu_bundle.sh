@@ -1,11 +1,14 @@
 #!/bin/bash
-# Bundles what bench/gpu/runtime_tests.sh needs on a GPU machine without
-# LLVM: the runtime's test binary (from build/), the Debian libraries it
-# links that such a machine lacks, and the examples' kernels as PTX.
+# Bundles what bench/gpu/runtime_tests.sh and bench/gpu/gpu_bench.sh need on
+# a GPU machine without LLVM: the runtime's test binary and runtime-only
+# trainer (from build/), the Debian libraries they link that such a machine
+# lacks, the examples' kernels as PTX, the examples compiled for the CPU and
+# for CUDA (f32 and bf16), and the PyTorch peer.
 set -euo pipefail
 out=${1:-build-gpu}
 rm -rf "$out" && mkdir -p "$out/lib"
-cp build/tests/unit/gacc-runtime-tests "$out/"
+cp build/tests/unit/gacc-runtime-tests build/bench/gpu/gacc-train-artifact "$out/"
+cp bench/gpu/torch_peer.py tests/e2e/parity.py tests/e2e/tensorfiles.py "$out/"
 for lib in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
   cp -L "/lib/x86_64-linux-gnu/$lib" "$out/lib/"
 done
@@ -15,5 +18,14 @@ for model in mlp gpt_mini; do
     -o "$out/$model.ptx"
   build/bin/gacc compile "examples/$model.mlir" --target cuda --emit ptx \
     --precision bf16 -o "$out/${model}_bf16.ptx"
+done
+# The examples for gpu_bench.sh: the same step for the CPU and for CUDA.
+for model in mlp gpt_mini; do
+  for precision in f32 bf16; do
+    for target in cpu cuda; do
+      build/bin/gacc compile "examples/$model.mlir" --target "$target" \
+        --precision "$precision" -o "$out/${model}_$precision.$target.gacc"
+    done
+  done
 done
 du -sh "$out"

@@ -34,6 +34,14 @@ if os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", "/usr/local/cuda/bin/ptxas"))
 
+# A CUDA driver (a GPU machine): the "no driver" errors cannot be seen.
+import ctypes
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass
+
 # Open MPI's launcher, for the multi-rank (ZeRO) tests.
 if shutil.which("mpirun"):
     config.available_features.add("mpirun")

@@ -21,13 +21,15 @@ FailureOr<rt::Artifact>
 mlir::gacc::compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
                             std::string &intermediate,
                             function_ref<LogicalResult(PassManager &)> configure,
-                            bool emulateCudaKernels) {
+                            const CodegenTarget &target) {
   FailureOr<rt::ModelInfo> model =
-      lowerStepForCpu(module, stepName, configure, emulateCudaKernels);
+      lowerStep(module, stepName, target, configure);
   if (failed(model))
     return failure();
   rt::Artifact artifact;
-  artifact.target = emulateCudaKernels ? "cuda-emulated" : "cpu";
+  artifact.target = target.kind == StepTarget::Cpu            ? "cpu"
+                    : target.kind == StepTarget::CudaEmulated ? "cuda-emulated"
+                                                              : "cuda";
   artifact.model = std::move(*model);
   if (emit == EmitKind::Mlir) {
     llvm::raw_string_ostream os(intermediate);
@@ -53,6 +55,11 @@ mlir::gacc::compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
   std::vector<std::string> imports;
   for (const rt::HostImport &import : rt::hostImports())
     imports.push_back(import.symbol);
+  // The kernels load when the runtime says so, not when dlopen runs the
+  // module's constructors: the runtime's imports are not bound then.
+  if (target.kind == StepTarget::Cuda)
+    constructorsToFunctions(*llvmModule, "gacc_cuda_load_kernels",
+                            "gacc_cuda_unload_kernels");
   importThroughPointers(*llvmModule, imports, rt::kHostImportPrefix);
   optimizeForHost(*llvmModule, host->get());
   if (emit == EmitKind::Llvm) {
@@ -93,7 +100,8 @@ FailureOr<std::string> mlir::gacc::compileCudaKernels(
   buildTrainingPipeline(pm, options);
   buildGaccToLinalgPipeline(pm);
   buildCpuBufferizePipeline(pm);
-  if (failed(buildCudaKernelPipeline(pm, chip, libdevice)) ||
+  buildCudaKernelMappingPipeline(pm);
+  if (failed(buildCudaKernelCompilationPipeline(pm, chip, libdevice)) ||
       failed(pm.run(module)))
     return failure();
   return collectPtx(module);

@@ -2,6 +2,7 @@
 #ifndef GACC_COMPILER_AOT_AOT_H
 #define GACC_COMPILER_AOT_AOT_H
 
+#include "compiler/Pipelines.h"
 #include "gacc/runtime/Artifact.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -16,15 +17,16 @@ enum class EmitKind { Artifact, Mlir, Llvm, Object, Ptx };
 /// target "cpu", its shared object in section "host"). `module` is lowered
 /// in place. `configure` may set up the pass manager first. With `emit`
 /// other than Artifact, stops there and puts that stage's text (MLIR of the
-/// LLVM dialect, LLVM IR) or bytes (object code) in `intermediate`. With
-/// `emulateCudaKernels`, the step runs the CUDA target's kernels on the CPU
-/// (target "cuda-emulated": the runtime runs it on the emulated device).
-/// Errors are reported as diagnostics.
+/// LLVM dialect, LLVM IR) or bytes (object code) in `intermediate`. The
+/// artifact's target is `target`'s: "cpu", "cuda-emulated" (the runtime
+/// runs it on the emulated device) or "cuda" (host code that loads its
+/// embedded PTX in gacc_cuda_load_kernels, which the runtime calls once
+/// the device is open). Errors are reported as diagnostics.
 FailureOr<::gacc::rt::Artifact>
 compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
                 std::string &intermediate,
                 function_ref<LogicalResult(PassManager &)> configure = {},
-                bool emulateCudaKernels = false);
+                const CodegenTarget &target = {});
 
 /// The CUDA kernels of the training step `stepName` (or the only one) as
 /// PTX for `chip` (see compiler/target/cuda/KernelCodegen.h): the training

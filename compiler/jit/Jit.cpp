@@ -22,9 +22,9 @@ using namespace mlir::gacc;
 FailureOr<JitStep>
 mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
                            function_ref<LogicalResult(PassManager &)> configure,
-                           bool emulateCudaKernels) {
+                           const CodegenTarget &target) {
   FailureOr<::gacc::rt::ModelInfo> model =
-      lowerStepForCpu(module, stepName, configure, emulateCudaKernels);
+      lowerStep(module, stepName, target, configure);
   if (failed(model))
     return failure();
   JitStep result;

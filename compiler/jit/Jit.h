@@ -2,6 +2,7 @@
 #ifndef GACC_COMPILER_JIT_JIT_H
 #define GACC_COMPILER_JIT_JIT_H
 
+#include "compiler/Pipelines.h"
 #include "gacc/runtime/Trainer.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -16,13 +17,13 @@ struct JitStep {
 /// Compiles the training step `stepName` (or the only one) of `module` for
 /// the CPU with the MLIR ExecutionEngine. `module` is lowered in place.
 /// `configure` may set up the pass manager first (a tool applies
-/// -mlir-print-ir-after-all, -mlir-timing and the like there). With
-/// `emulateCudaKernels`, the step runs the CUDA target's kernels on the CPU
-/// (`--target cuda-emulated`). Errors are reported as diagnostics.
+/// -mlir-print-ir-after-all, -mlir-timing and the like there). `target`
+/// says what the step runs on (for Cuda, the kernels load when the JIT
+/// initializes: open the device first). Errors are reported as diagnostics.
 FailureOr<JitStep>
 jitCompileStep(ModuleOp module, StringRef stepName,
                function_ref<LogicalResult(PassManager &)> configure = {},
-               bool emulateCudaKernels = false);
+               const CodegenTarget &target = {});
 
 /// The JIT's host API, the in-process counterpart of rt::openTrainer (no
 /// MLIR or LLVM types): compiles the MLIR text of a model (`name` labels it

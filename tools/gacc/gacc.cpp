@@ -16,6 +16,8 @@
 #include "gacc/runtime/File.h"
 #include "gacc/runtime/HostCode.h"
 #include "compiler/jit/Jit.h"
+#include "compiler/target/cuda/KernelCodegen.h"
+#include "gacc/runtime/DeviceMemory.h"
 #include "compiler/LoadModel.h"
 #include "compiler/plan/MemoryPlan.h"
 #include "passes/BatchSplit.h"
@@ -82,7 +84,7 @@ static cl::opt<mlir::gacc::EmitKind> emitKind(
     cl::cat(compileCategory));
 static cl::opt<std::string> target(
     "target",
-    cl::desc("cpu (the default), cuda (so far: gacc compile --emit ptx) or "
+    cl::desc("cpu (the default), cuda (PTX kernels on the first GPU) or "
              "cuda-emulated (the CUDA kernels run on the CPU, block and "
              "thread ids as loop indices: tests them without a GPU)"),
     cl::init("cpu"), cl::sub(compileCommand), cl::sub(runCommand),
@@ -425,6 +427,25 @@ static int writeOutput(const std::string &text) {
 }
 
 /// Whether --target names a target, after an error if not.
+/// What --target compiles for; findLibdevice's error for cuda without it.
+static FailureOr<mlir::gacc::CodegenTarget> codegenTarget(StringRef command) {
+  mlir::gacc::CodegenTarget result;
+  if (target == "cuda-emulated")
+    result.kind = mlir::gacc::StepTarget::CudaEmulated;
+  if (target != "cuda")
+    return result;
+  result.kind = mlir::gacc::StepTarget::Cuda;
+  result.libdevice = mlir::gacc::findLibdevice();
+  if (result.libdevice.empty()) {
+    errs() << "gacc " << command
+           << ": error: --target cuda needs CUDA's libdevice "
+              "(nvvm/libdevice/libdevice.10.bc under $CUDA_HOME or "
+              "/usr/local/cuda)\n";
+    return failure();
+  }
+  return result;
+}
+
 static bool knownTarget(StringRef command) {
   if (target == "cpu" || target == "cuda" || target == "cuda-emulated")
     return true;
@@ -436,17 +457,12 @@ static bool knownTarget(StringRef command) {
 static int compile(LoadedModel &model) {
   if (!knownTarget("compile"))
     return 1;
-  // The CUDA target builds its kernels so far, not artifacts (issue 9).
-  if ((target == "cuda") != (emitKind == mlir::gacc::EmitKind::Ptx)) {
-    errs() << "gacc compile: error: "
-           << (target == "cuda"
-                   ? "--target cuda builds only --emit ptx yet (issue 9)"
-                   : "--emit ptx needs --target cuda")
-           << "\n";
+  if (target != "cuda" && emitKind == mlir::gacc::EmitKind::Ptx) {
+    errs() << "gacc compile: error: --emit ptx needs --target cuda\n";
     return 1;
   }
   PipelineFlags flags;
-  if (target == "cuda") {
+  if (emitKind == mlir::gacc::EmitKind::Ptx) {
     FailureOr<std::string> ptx = mlir::gacc::compileCudaKernels(
         *model.module, stepName, "sm_80",
         [&](mlir::PassManager &pm) { return flags.configure(pm); });
@@ -456,11 +472,13 @@ static int compile(LoadedModel &model) {
     errs() << "gacc compile: error: give the artifact's path with -o\n";
     return 1;
   }
+  FailureOr<mlir::gacc::CodegenTarget> codegen = codegenTarget("compile");
+  if (failed(codegen))
+    return 1;
   std::string intermediate;
   FailureOr<gacc::rt::Artifact> artifact = mlir::gacc::compileArtifact(
       *model.module, stepName, emitKind, intermediate,
-      [&](mlir::PassManager &pm) { return flags.configure(pm); },
-      /*emulateCudaKernels=*/target == "cuda-emulated");
+      [&](mlir::PassManager &pm) { return flags.configure(pm); }, *codegen);
   if (failed(artifact))
     return 1;
   if (emitKind == mlir::gacc::EmitKind::Artifact) {
@@ -601,24 +619,28 @@ int main(int argc, char **argv) {
 
   if (!knownTarget("run"))
     return 1;
-  if (target == "cuda") {
-    errs() << "gacc run: error: --target cuda is not built yet (issue 9); "
-              "--target cuda-emulated runs its kernels on the CPU\n";
+  FailureOr<mlir::gacc::CodegenTarget> codegen = codegenTarget("run");
+  if (failed(codegen))
     return 1;
-  }
+  // The device first: the JIT loads the kernels as it initializes. The
+  // emulated kernels run on device arenas as CUDA's would.
+  std::unique_ptr<gacc::rt::DeviceMemory> device;
+  if (codegen->kind == mlir::gacc::StepTarget::CudaEmulated)
+    device = gacc::rt::makeEmulatedDeviceMemory();
+  if (codegen->kind == mlir::gacc::StepTarget::Cuda)
+    if (gacc::rt::Status s = gacc::rt::openCudaDeviceMemory(0, device); !s) {
+      errs() << "gacc run: error: --target cuda: " << s.message() << "\n";
+      return 1;
+    }
   PipelineFlags flags;
   FailureOr<mlir::gacc::JitStep> jit = mlir::gacc::jitCompileStep(
       *model.module, stepName,
-      [&](mlir::PassManager &pm) { return flags.configure(pm); },
-      /*emulateCudaKernels=*/target == "cuda-emulated");
+      [&](mlir::PassManager &pm) { return flags.configure(pm); }, *codegen);
   if (failed(jit))
     return 1;
   gacc::rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));
-  // The emulated kernels run on device arenas as CUDA's would.
-  if (target == "cuda-emulated")
-    if (gacc::rt::Status s =
-            trainer.placeArenasOn(gacc::rt::makeEmulatedDeviceMemory());
-        !s) {
+  if (device)
+    if (gacc::rt::Status s = trainer.placeArenasOn(std::move(device)); !s) {
       errs() << "gacc run: error: " << s.message() << "\n";
       return 1;
     }

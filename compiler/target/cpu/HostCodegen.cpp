@@ -43,6 +43,27 @@ void mlir::gacc::optimizeForHost(Module &module, TargetMachine *tm) {
       .run(module, modules);
 }
 
+void mlir::gacc::constructorsToFunctions(Module &module, StringRef load,
+                                         StringRef unload) {
+  for (auto [global, name] : {std::pair{"llvm.global_ctors", load},
+                              std::pair{"llvm.global_dtors", unload}}) {
+    auto *function = Function::Create(
+        FunctionType::get(Type::getVoidTy(module.getContext()), false),
+        GlobalValue::ExternalLinkage, name, module);
+    IRBuilder<> b(BasicBlock::Create(module.getContext(), "entry", function));
+    if (GlobalVariable *list = module.getGlobalVariable(global)) {
+      // { priority, function, data } entries, in priority order already.
+      if (auto *entries = dyn_cast<ConstantArray>(list->getInitializer()))
+        for (Value *entry : entries->operands())
+          b.CreateCall(FunctionCallee(
+              FunctionType::get(b.getVoidTy(), false),
+              cast<ConstantStruct>(entry)->getOperand(1)));
+      list->eraseFromParent();
+    }
+    b.CreateRetVoid();
+  }
+}
+
 void mlir::gacc::importThroughPointers(Module &module,
                                        ArrayRef<std::string> imports,
                                        StringRef prefix) {

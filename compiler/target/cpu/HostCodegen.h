@@ -34,6 +34,12 @@ createHostTargetMachine(bool pic);
 /// instead of 2, and the loops run no faster unrolled.
 void optimizeForHost(llvm::Module &module, llvm::TargetMachine *tm);
 
+/// Replaces the module's static constructors and destructors by two
+/// functions, `load` (the constructors in order) and `unload` (the
+/// destructors), for a loader to call when it is ready.
+void constructorsToFunctions(llvm::Module &module, llvm::StringRef load,
+                             llvm::StringRef unload);
+
 /// Makes every call of a declared function named in `imports` call through
 /// a pointer variable `<prefix><name>` (null until a loader sets it).
 void importThroughPointers(llvm::Module &module,

@@ -31,6 +31,8 @@ void gacc::registerCudaTarget(DialectRegistry &registry) {
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
+  // gpu.binary -> embedded PTX and the mgpu* calls that load it.
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   registerLLVMDialectTranslation(registry);
   registerNVVMDialectTranslation(registry);
 }
@@ -66,9 +68,9 @@ void gacc::buildCudaKernelMappingPipeline(OpPassManager &pm) {
   func.addPass(createGpuLaunchSinkIndexComputationsPass());
 }
 
-LogicalResult gacc::buildCudaKernelPipeline(OpPassManager &pm, StringRef chip,
-                                            StringRef libdevice) {
-  buildCudaKernelMappingPipeline(pm);
+LogicalResult gacc::buildCudaKernelCompilationPipeline(OpPassManager &pm,
+                                                       StringRef chip,
+                                                       StringRef libdevice) {
   // PTX 8.0: LLVM's default (6.0) cannot target sm_80 and later.
   std::string pipeline =
       "gpu-kernel-outlining,gacc-cuda-merge-kernel-modules,"

@@ -33,11 +33,12 @@ std::string findLibdevice();
 /// tiles -> blocks and threads), on each function.
 void buildCudaKernelMappingPipeline(OpPassManager &pm);
 
-/// The pipeline from a bufferized step to gpu.binary ops holding PTX for
-/// `chip` (sm_80: ptxas accepts its PTX for sm_80 and sm_90), linked with
-/// `libdevice`.
-LogicalResult buildCudaKernelPipeline(OpPassManager &pm, StringRef chip,
-                                      StringRef libdevice);
+/// From the mapped step to gpu.binary ops holding PTX for `chip` (sm_80:
+/// ptxas accepts its PTX for sm_80 and sm_90), linked with `libdevice`:
+/// kernel outlining, one gpu.module, NVVM, LLVM's NVPTX backend.
+LogicalResult buildCudaKernelCompilationPipeline(OpPassManager &pm,
+                                                 StringRef chip,
+                                                 StringRef libdevice);
 
 /// The PTX of every kernel module `module` holds after the pipeline, one
 /// after the other, each after a `// gacc kernel module <name>` line.

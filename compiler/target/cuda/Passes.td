@@ -129,6 +129,18 @@ def HostMemoryToKernels : Pass<"gacc-cuda-host-memory-to-kernels", "::mlir::func
                            "::mlir::memref::MemRefDialect"];
 }
 
+def DeviceAllocations : Pass<"gacc-cuda-device-allocations", "::mlir::func::FuncOp"> {
+  let summary = "The host's allocations as device memory";
+  let description = [{
+    Replaces the `memref.alloc` and `memref.dealloc` ops of host code (the
+    scratch values of `gacc-cuda-host-memory-to-kernels`, what the memory
+    plan leaves to the heap) by `gpu.alloc` and `gpu.dealloc`, which
+    `gpu-to-llvm` turns into the runtime's `mgpuMemAlloc` and `mgpuMemFree`:
+    the kernels that use them run on the device.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def CollapseParallelLoops : Pass<"gacc-cuda-collapse-parallel-loops"> {
   let summary = "Collapse each outermost scf.parallel nest into one dimension";
   let description = [{

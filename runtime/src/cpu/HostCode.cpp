@@ -1,6 +1,8 @@
 //===- HostCode.cpp - the runtime functions compiled CPU code calls ---------===//
 
 #include "gacc/runtime/HostCode.h"
+#include "gacc/runtime/Cuda.h"
+#include "gacc/runtime/DeviceMemory.h"
 #include "gacc/runtime/Artifact.h"
 #include "gacc/runtime/Collectives.h"
 #include "gacc/runtime/CpuMemory.h"
@@ -30,6 +32,20 @@ const std::vector<HostImport> &hostImports() {
       {"malloc", reinterpret_cast<void *>(&gacc_cpu_malloc)},
       {"calloc", reinterpret_cast<void *>(&gacc_cpu_calloc)},
       {"free", reinterpret_cast<void *>(&gacc_cpu_free)},
+      // CUDA steps: MLIR's host runtime calls (gacc/runtime/Cuda.h).
+      {"mgpuModuleLoad", reinterpret_cast<void *>(&mgpuModuleLoad)},
+      {"mgpuModuleLoadJIT", reinterpret_cast<void *>(&mgpuModuleLoadJIT)},
+      {"mgpuModuleUnload", reinterpret_cast<void *>(&mgpuModuleUnload)},
+      {"mgpuModuleGetFunction",
+       reinterpret_cast<void *>(&mgpuModuleGetFunction)},
+      {"mgpuLaunchKernel", reinterpret_cast<void *>(&mgpuLaunchKernel)},
+      {"mgpuStreamCreate", reinterpret_cast<void *>(&mgpuStreamCreate)},
+      {"mgpuStreamDestroy", reinterpret_cast<void *>(&mgpuStreamDestroy)},
+      {"mgpuStreamSynchronize",
+       reinterpret_cast<void *>(&mgpuStreamSynchronize)},
+      {"mgpuMemAlloc", reinterpret_cast<void *>(&mgpuMemAlloc)},
+      {"mgpuMemFree", reinterpret_cast<void *>(&mgpuMemFree)},
+      {"mgpuMemcpy", reinterpret_cast<void *>(&mgpuMemcpy)},
       {"gacc_cpu_matmul_f32", reinterpret_cast<void *>(&gacc_cpu_matmul_f32)},
       {"gacc_cpu_matmul_f64", reinterpret_cast<void *>(&gacc_cpu_matmul_f64)},
       {"gacc_cpu_matmul_f16_f32",
@@ -80,12 +96,22 @@ Status loadHostCode(const std::string &sharedObject, const std::string &origin,
   if (!handle)
     return Status::error(origin + ": cannot load the host code: " +
                          ::dlerror());
-  std::shared_ptr<void> owner(handle, [](void *h) { ::dlclose(h); });
+  // A CUDA step's kernels load after the imports are bound, and unload
+  // before the code goes.
+  using Hook = void (*)();
+  auto unload = reinterpret_cast<Hook>(::dlsym(handle, "gacc_cuda_unload_kernels"));
+  std::shared_ptr<void> owner(handle, [unload](void *h) {
+    if (unload)
+      unload();
+    ::dlclose(h);
+  });
   for (const HostImport &import : hostImports())
     if (void *slot = ::dlsym(handle, (std::string(kHostImportPrefix) +
                                       import.symbol)
                                          .c_str()))
       *static_cast<void **>(slot) = import.function;
+  if (auto load = reinterpret_cast<Hook>(::dlsym(handle, "gacc_cuda_load_kernels")))
+    load();
   for (auto [name, entry] : {std::pair{"_mlir_ciface_gacc_step", &out.step},
                              std::pair{"_mlir_ciface_gacc_eval", &out.eval}}) {
     void *function = ::dlsym(handle, name);
@@ -103,10 +129,16 @@ Status openTrainer(const std::string &path, uint64_t seed,
   Artifact artifact;
   if (Status status = readArtifact(path, "", artifact); !status)
     return status;
-  bool emulatedDevice = artifact.target == "cuda-emulated";
-  if (artifact.target != "cpu" && !emulatedDevice)
+  // A CUDA step's device opens first: its host code loads the kernels.
+  std::unique_ptr<DeviceMemory> device;
+  if (artifact.target == "cuda-emulated")
+    device = makeEmulatedDeviceMemory();
+  else if (artifact.target == "cuda") {
+    if (Status status = openCudaDeviceMemory(0, device); !status)
+      return Status::error(path + ": target cuda: " + status.message());
+  } else if (artifact.target != "cpu")
     return Status::error(path + ": target '" + artifact.target +
-                         "' is not built yet in this runtime");
+                         "' is unknown to this runtime");
   auto host = artifact.sections.find("host");
   if (host == artifact.sections.end())
     return Status::error(path + ": no host code section");
@@ -116,9 +148,8 @@ Status openTrainer(const std::string &path, uint64_t seed,
   out = std::make_unique<Trainer>(std::move(artifact.model),
                                   std::move(compiled));
   out->initialize(seed);
-  // The emulated CUDA kernels run on the emulated device's arenas.
-  if (emulatedDevice)
-    return out->placeArenasOn(makeEmulatedDeviceMemory());
+  if (device)
+    return out->placeArenasOn(std::move(device));
   return Status();
 }
 

@@ -1,0 +1,37 @@
+"""PyTorch's samples/s for the examples on the GPU, the peer of
+gacc-train-artifact in bench/gpu/gpu_bench.sh: the same model (the
+definitions of tests/e2e/parity.py), batch and AdamW, in f32 or with bf16
+autocast, timed after 3 warm-up steps (CUDA synchronized).
+
+    torch_peer.py {mlp,gpt} {f32,bf16} STEPS
+"""
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+import parity  # noqa: E402
+
+model, precision, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+_, make_params, make_batch, loss_fn, adamw, clip = parity.MODELS[model]
+device = torch.device("cuda")
+params = {k: v.to(device).requires_grad_(True) for k, v in make_params().items()}
+batch = {k: v.to(device) for k, v in make_batch().items()}
+optimizer = torch.optim.AdamW(params.values(), **adamw)
+samples = next(iter(batch.values())).shape[0]
+for step in range(steps):
+    if step == 3:
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+    optimizer.zero_grad(set_to_none=True)
+    with torch.autocast("cuda", dtype=torch.bfloat16,
+                        enabled=precision == "bf16"):
+        loss = loss_fn(params, batch)
+    loss.backward()
+    if clip:
+        torch.nn.utils.clip_grad_norm_(params.values(), clip)
+    optimizer.step()
+torch.cuda.synchronize()
+print(f"samples_per_s {samples * (steps - 3) / (time.perf_counter() - start):.1f}")
