@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -79,6 +80,9 @@ LogicalResult gacc::buildCpuCodegenPipeline(OpPassManager &pm,
     // What the host allocates (scratch, what the plan leaves to the heap)
     // is device memory.
     pm.addNestedPass<func::FuncOp>(createDeviceAllocations());
+    // One stream per call, the launches queued on it without waiting; the
+    // call waits for them at its end.
+    pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
     break;
   }
   pm.addPass(createConvertLinalgToLoopsPass());
