@@ -47,6 +47,19 @@ std::vector<double> train(Trainer &trainer, int steps) {
   }
   return losses;
 }
+
+/// `trainer`'s parameters and optimizer state, as a checkpoint keeps them.
+TensorFile state(const Trainer &trainer) { return trainer.checkpoint(); }
+
+void expectBitwiseEqual(const TensorFile &a, const TensorFile &b) {
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (const auto &[name, tensor] : a.tensors) {
+    const Tensor &other = b.tensors.at(name);
+    ASSERT_EQ(tensor.byteSize(), other.byteSize()) << name;
+    EXPECT_EQ(0, std::memcmp(tensor.data(), other.data(), tensor.byteSize()))
+        << name;
+  }
+}
 } // namespace
 
 TEST(HostApi, JitAndArtifactTrainIdentically) {
@@ -73,14 +86,7 @@ TEST(HostApi, JitAndArtifactTrainIdentically) {
   std::remove(path.c_str());
 
   EXPECT_EQ(train(*jit, 5), train(*aot, 5));
-  TensorFile a = jit->parameters(), b = aot->parameters();
-  ASSERT_EQ(a.tensors.size(), b.tensors.size());
-  for (const auto &[name, tensor] : a.tensors) {
-    const Tensor &other = b.tensors.at(name);
-    ASSERT_EQ(tensor.byteSize(), other.byteSize()) << name;
-    EXPECT_EQ(0, std::memcmp(tensor.data(), other.data(), tensor.byteSize()))
-        << name;
-  }
+  expectBitwiseEqual(jit->parameters(), aot->parameters());
 }
 
 TEST(HostApi, BadMlirIsALocatedError) {
@@ -92,23 +98,6 @@ TEST(HostApi, BadMlirIsALocatedError) {
       << status.message();
   EXPECT_FALSE(trainer);
 }
-
-namespace {
-/// `trainer`'s parameters and optimizer state, as a checkpoint keeps them.
-TensorFile state(const Trainer &trainer) {
-  return trainer.checkpoint();
-}
-
-void expectBitwiseEqual(const TensorFile &a, const TensorFile &b) {
-  ASSERT_EQ(a.tensors.size(), b.tensors.size());
-  for (const auto &[name, tensor] : a.tensors) {
-    const Tensor &other = b.tensors.at(name);
-    ASSERT_EQ(tensor.byteSize(), other.byteSize()) << name;
-    EXPECT_EQ(0, std::memcmp(tensor.data(), other.data(), tensor.byteSize()))
-        << name;
-  }
-}
-} // namespace
 
 // A trainer whose arenas are on a device (the emulated one: separate,
 // poisoned buffers) trains as one on host arenas, with the host's reads and
