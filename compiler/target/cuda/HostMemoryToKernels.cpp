@@ -71,9 +71,9 @@ private:
   void processBlock(Block &block) {
     SmallVector<Operation *> run;
     for (Operation &op : llvm::make_early_inc_range(block.without_terminator())) {
-      if (isa<gpu::LaunchOp>(op) || !isMemoryEffectFree(&op) &&
-                                        !readsOrWrites(&op) &&
-                                        op.getNumRegions() == 0) {
+      bool allocates = op.getNumRegions() == 0 && !isMemoryEffectFree(&op) &&
+                       !readsOrWrites(&op);
+      if (isa<gpu::LaunchOp>(op) || allocates) {
         // Launches, allocations and frees keep their place among the runs.
         flush(run);
       } else if (holdsHostWork(&op)) {
@@ -106,7 +106,6 @@ private:
     Block &body = launch.getBody().front();
     b.setInsertionPointToStart(&body);
     auto terminator = gpu::TerminatorOp::create(b, loc);
-    llvm::SmallPtrSet<Operation *, 16> inRun(run.begin(), run.end());
     for (Operation *op : run)
       op->moveBefore(terminator);
     for (Operation *op : run)
