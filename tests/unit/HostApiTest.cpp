@@ -137,3 +137,32 @@ TEST(HostApi, DeviceArenasFollowTheHost) {
     expectBitwiseEqual(state(*host), state(*device));
   }
 }
+
+// A device without room for the planned arenas: a clear error naming the
+// bytes the plan needs, and the trainer stays on the host.
+TEST(HostApi, DeviceWithoutRoomIsAClearError) {
+  struct FullDevice : DeviceMemory {
+    Status allocate(size_t bytes, void *&) override {
+      return Status::error("out of memory (" + std::to_string(bytes) +
+                           " bytes)");
+    }
+    void release(void *) override {}
+    Status upload(void *, const void *, size_t) override { return Status(); }
+    Status download(void *, const void *, size_t) override { return Status(); }
+  };
+  std::unique_ptr<Trainer> trainer;
+  ASSERT_TRUE(mlir::gacc::compileTrainer(readExample("mlp.mlir"), "mlp.mlir",
+                                         "", 0, trainer)
+                  .ok());
+  Status status = trainer->placeArenasOn(std::make_unique<FullDevice>());
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("bytes planned) do not fit on the device: "
+                                  "out of memory"),
+            std::string::npos)
+      << status.message();
+  StepResult result;
+  Batch batch;
+  ASSERT_TRUE(Dataset::synthetic(trainer->model(), 1)->batch(0, batch).ok());
+  ASSERT_TRUE(trainer->setBatch(batch).ok());
+  EXPECT_TRUE(trainer->step(result).ok());
+}

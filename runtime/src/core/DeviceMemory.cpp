@@ -14,8 +14,8 @@ class EmulatedDeviceMemory : public DeviceMemory {
 public:
   Status allocate(size_t bytes, void *&device) override {
     // Poisoned, as device memory is not zeroed: a step that reads what
-    // no one wrote shows it.
-    device = std::malloc(std::max<size_t>(bytes, 1));
+    // no one wrote shows it. Aligned as cuMemAlloc's.
+    device = std::aligned_alloc(256, (std::max<size_t>(bytes, 1) + 255) / 256 * 256);
     if (!device)
       return Status::error("emulated device: out of memory allocating " +
                            std::to_string(bytes) + " bytes");

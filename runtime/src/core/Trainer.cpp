@@ -49,28 +49,31 @@ Trainer::Trainer(ModelInfo model, CompiledStep compiled)
 
 Trainer::~Trainer() {
   if (device_)
-    for (Arena *arena : {state_.get(), batch_.get(), io_.get(), workspace_.get()})
-      device_->release(arena->device);
+    device_->release(deviceArena_);
 }
 
 Status Trainer::placeArenasOn(std::unique_ptr<DeviceMemory> device) {
   if (device_)
     return Status::error("the arenas are on a device already");
+  // One device allocation holds the four arenas, each 256-byte aligned.
   std::vector<std::pair<Arena *, int64_t>> arenas = {
       {state_.get(), model_.stateBytes},
       {batch_.get(), model_.batchBytes},
       {io_.get(), model_.ioBytes},
       {workspace_.get(), model_.workspaceBytes}};
+  auto aligned = [](int64_t bytes) { return (bytes + 255) / 256 * 256; };
+  int64_t total = 0;
+  for (auto [arena, bytes] : arenas)
+    total += aligned(bytes);
+  if (Status status = device->allocate(total, deviceArena_); !status)
+    return Status::error("the step's arenas (" + std::to_string(total) +
+                         " bytes planned) do not fit on the device: " +
+                         status.message());
+  auto *base = static_cast<std::byte *>(deviceArena_);
   for (auto [arena, bytes] : arenas) {
-    if (Status status = device->allocate(bytes, arena->device); !status) {
-      for (auto [allocated, unused] : arenas)
-        if (allocated->device)
-          device->release(allocated->device);
-      return Status::error("device arenas (" + std::to_string(arenaBytes()) +
-                           " bytes planned): " + status.message());
-    }
-    auto *base = static_cast<std::byte *>(arena->device);
+    arena->device = base;
     arena->deviceDescriptor = {base, base, 0, bytes, 1};
+    base += aligned(bytes);
   }
   device_ = std::move(device);
   // What the host initialized goes up before the first step.

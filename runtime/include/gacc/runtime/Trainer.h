@@ -131,8 +131,8 @@ public:
   Status parameter(const std::string &name, Tensor &out) const;
   Status setParameter(const std::string &name, const Tensor &tensor);
   /// Runs the step on `device`'s memory from now on (a GPU's, or the
-  /// emulated device of `--target cuda-emulated`): arenas of the planned
-  /// sizes are allocated there; the host keeps state, batch and io in sync
+  /// emulated device of `--target cuda-emulated`): one allocation there
+  /// holds the planned arenas; the host keeps state, batch and io in sync
   /// (DeviceMemory.h). An error, naming the planned bytes, if they do not
   /// fit.
   Status placeArenasOn(std::unique_ptr<DeviceMemory> device);
@@ -175,6 +175,7 @@ private:
   std::unique_ptr<Arena> state_, batch_, io_, workspace_;
   /// Where the step runs when not on the host's arenas (DeviceMemory.h).
   std::unique_ptr<DeviceMemory> device_;
+  void *deviceArena_ = nullptr;
   mutable bool stateNewerOnDevice_ = false;
   bool stateNewerOnHost_ = false;
   mutable Status deviceStatus_;
