@@ -100,6 +100,5 @@ mlir::gacc::compileTrainer(const std::string &mlirText, const std::string &name,
                                                          : diagnostics);
   out = std::make_unique<::gacc::rt::Trainer>(std::move(jit->model),
                                               std::move(jit->compiled));
-  out->initialize(seed);
-  return ::gacc::rt::Status();
+  return out->initialize(seed);
 }

@@ -82,7 +82,7 @@ TEST_P(Gradcheck, MatchesCentralDifferences) {
   auto jit = mlir::gacc::jitCompileStep(*module, "");
   ASSERT_TRUE(mlir::succeeded(jit)) << text;
   rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));
-  trainer.initialize(/*seed=*/7);
+  ASSERT_TRUE(trainer.initialize(/*seed=*/7).ok());
   rt::TensorFile start = trainer.parameters();
   auto data = rt::Dataset::synthetic(trainer.model(), 3);
   rt::Batch batch;
@@ -296,8 +296,8 @@ TEST(Dropout, MaskRateScaleAndStepDependence) {
                                          std::move(jit->compiled));
   };
   auto first = compile(), second = compile();
-  first->initialize(1);
-  second->initialize(1);
+  ASSERT_TRUE(first->initialize(1).ok());
+  ASSERT_TRUE(second->initialize(1).ok());
   std::vector<double> step1 = dropoutScales(*first, 1);
   std::vector<double> step2 = dropoutScales(*first, 1); // the next step
   std::vector<double> again = dropoutScales(*second, 1);

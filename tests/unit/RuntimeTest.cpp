@@ -4,6 +4,7 @@
 #include "gacc/runtime/Init.h"
 #include "gacc/runtime/Npy.h"
 #include "gacc/runtime/Optimizer.h"
+#include "gacc/runtime/Trainer.h"
 
 #include <gtest/gtest.h>
 
@@ -132,4 +133,22 @@ TEST(SyntheticData, LabelsInRangeAndStepsDeterministic) {
     EXPECT_GE(label, 0);
     EXPECT_LT(label, 5);
   }
+}
+
+// A plan whose arenas do not fit in memory: initialize() says so, naming
+// the bytes the plan needs, and steps refuse to run; nothing crashes.
+TEST(Trainer, ArenasThatDoNotFitAreAClearError) {
+  ModelInfo model;
+  model.stateBytes = int64_t(1) << 60;
+  model.workspaceBytes = 1024;
+  Trainer trainer(model, CompiledStep{});
+  Status status = trainer.initialize(0);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "the step's arenas do not fit in memory: the plan needs " +
+                std::to_string((int64_t(1) << 60) + 1024) + " bytes (state " +
+                std::to_string(int64_t(1) << 60) +
+                ", batch 0, io 0, workspace 1024)");
+  StepResult result;
+  EXPECT_FALSE(trainer.step(result).ok());
 }

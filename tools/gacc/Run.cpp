@@ -146,7 +146,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
     std::freopen("/dev/null", "w", stdout); // rank 0 reports for the job
   const ModelInfo &model = trainer.model();
   ModelInfo global = model.globalBatch();
-  trainer.initialize(options.seed);
+  if (Status s = trainer.initialize(options.seed); !s)
+    return fail(s.message());
   if (options.lr)
     trainer.setLearningRate(*options.lr);
   if (!options.init.empty()) {
@@ -309,7 +310,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
 }
 
 Status measureOneStep(Trainer &trainer, StepResult &result) {
-  trainer.initialize(/*seed=*/0);
+  if (Status s = trainer.initialize(/*seed=*/0); !s)
+    return s;
   std::unique_ptr<Dataset> data = Dataset::synthetic(trainer.model(), 0);
   Batch batch;
   if (Status s = data->batch(0, batch); !s)

@@ -17,12 +17,12 @@
 
 namespace gacc::rt {
 
-/// A zeroed, 64-byte aligned buffer and its MLIR memref<?xi8> descriptor.
+/// A 64-byte aligned buffer (null if it does not fit; the trainer zeroes it)
+/// and its MLIR memref<?xi8> descriptor.
 struct Trainer::Arena {
   explicit Arena(int64_t bytes) {
     size_t rounded = static_cast<size_t>((std::max<int64_t>(bytes, 1) + 63) / 64 * 64);
     data = static_cast<std::byte *>(std::aligned_alloc(64, rounded));
-    std::memset(data, 0, rounded);
     descriptor = {data, data, 0, bytes, 1};
   }
   ~Arena() { std::free(data); }
@@ -45,6 +45,19 @@ Trainer::Trainer(ModelInfo model, CompiledStep compiled)
   // each time, which costs a page fault per page per step.
   ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
   ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // Zeroed only once all fit (zeroing touches every page).
+  if (state_->data && batch_->data && io_->data && workspace_->data) {
+    for (Arena *arena : {state_.get(), batch_.get(), io_.get(), workspace_.get()})
+      std::memset(arena->data, 0, arena->descriptor.size);
+  } else {
+    hostArenas_ = Status::error(
+        "the step's arenas do not fit in memory: the plan needs " +
+        std::to_string(arenaBytes()) + " bytes (state " +
+        std::to_string(model_.stateBytes) + ", batch " +
+        std::to_string(model_.batchBytes) + ", io " +
+        std::to_string(model_.ioBytes) + ", workspace " +
+        std::to_string(model_.workspaceBytes) + ")");
+  }
 }
 
 Trainer::~Trainer() {
@@ -53,6 +66,8 @@ Trainer::~Trainer() {
 }
 
 Status Trainer::placeArenasOn(std::unique_ptr<DeviceMemory> device) {
+  if (!hostArenas_)
+    return hostArenas_;
   if (device_)
     return Status::error("the arenas are on a device already");
   // One device allocation holds the four arenas, each 256-byte aligned.
@@ -187,7 +202,9 @@ void Trainer::writeParameter(const Parameter &param, const Tensor &whole) {
   writeWhole(param.slot, converted(whole, param.slot.dtype));
 }
 
-void Trainer::initialize(uint64_t seed) {
+Status Trainer::initialize(uint64_t seed) {
+  if (!hostArenas_)
+    return hostArenas_;
   std::memset(writableHostState(), 0, model_.stateBytes);
   for (const Parameter &param : model_.params) {
     // A shard is cut from the whole initialized tensor, the same on every
@@ -200,6 +217,7 @@ void Trainer::initialize(uint64_t seed) {
   }
   resetLossScale();
   step_ = optimizerStep_ = 0;
+  return Status();
 }
 
 void Trainer::resetLossScale() {
@@ -648,6 +666,8 @@ Status Trainer::call(StepEntry entry) {
 }
 
 Status Trainer::step(StepResult &result) {
+  if (!hostArenas_)
+    return hostArenas_;
   if (model_.ranks > 1 && !communicator_)
     return Status::error("the step is compiled for " +
                          std::to_string(model_.ranks) +
@@ -699,6 +719,8 @@ Status Trainer::step(StepResult &result) {
 }
 
 Status Trainer::evaluate(double &loss, std::vector<Tensor> &outputs) {
+  if (!hostArenas_)
+    return hostArenas_;
   if (model_.ranks > 1 && !communicator_)
     return Status::error("the step is compiled for " +
                          std::to_string(model_.ranks) + " ranks");

@@ -147,7 +147,8 @@ Status openTrainer(const std::string &path, uint64_t seed,
     return status;
   out = std::make_unique<Trainer>(std::move(artifact.model),
                                   std::move(compiled));
-  out->initialize(seed);
+  if (Status status = out->initialize(seed); !status)
+    return Status::error(path + ": " + status.message());
   if (device)
     return out->placeArenasOn(std::move(device));
   return Status();

@@ -86,7 +86,9 @@ public:
   int rank() const { return communicator_ ? communicator_->rank() : 0; }
   /// Fresh parameters from their initializers mixed with `seed` (the same
   /// on every rank, each keeping its shard); zero optimizer state and step.
-  void initialize(uint64_t seed);
+  /// An error, naming the planned bytes, if the arenas did not fit in
+  /// memory when the trainer was made.
+  Status initialize(uint64_t seed);
   /// Overrides the base learning rate of the optimizer.
   void setLearningRate(double lr) { model_.optimizer.lr = lr; }
 
@@ -173,6 +175,8 @@ private:
   ModelInfo model_;
   CompiledStep compiled_;
   std::unique_ptr<Arena> state_, batch_, io_, workspace_;
+  /// Whether the host arenas were allocated (initialize() reports it).
+  Status hostArenas_;
   /// Where the step runs when not on the host's arenas (DeviceMemory.h).
   std::unique_ptr<DeviceMemory> device_;
   void *deviceArena_ = nullptr;
