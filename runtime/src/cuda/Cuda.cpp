@@ -192,9 +192,15 @@ Status CudaDevice::release(void *device) const {
 Status CudaDevice::copyToDevice(void *device, const void *host,
                                 size_t bytes) const {
   const Driver &d = driverOrDie();
-  return check(d, d.memcpyHtoD(reinterpret_cast<CUdeviceptr>(device), host,
-                               bytes),
-               "cuMemcpyHtoD");
+  if (Status status = check(d,
+                            d.memcpyHtoD(reinterpret_cast<CUdeviceptr>(device),
+                                         host, bytes),
+                            "cuMemcpyHtoD");
+      !status)
+    return status;
+  // From pageable memory the copy may still be in flight when it returns,
+  // and compiled steps launch on non-blocking streams: wait for it.
+  return check(d, d.ctxSynchronize(), "cuCtxSynchronize");
 }
 
 Status CudaDevice::copyToHost(void *host, const void *device,
