@@ -59,6 +59,30 @@ void gacc::buildCpuBufferizePipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createPlanBuffers());
 }
 
+FailureOr<gacc::CodegenTarget>
+gacc::parseCodegenTarget(StringRef name, std::string &error) {
+  CodegenTarget target;
+  if (name == "cpu")
+    return target;
+  if (name == "cuda-emulated") {
+    target.kind = StepTarget::CudaEmulated;
+    return target;
+  }
+  if (name != "cuda") {
+    error = "--target " + name.str() + " is unknown (cpu, cuda or cuda-emulated)";
+    return failure();
+  }
+  target.kind = StepTarget::Cuda;
+  target.libdevice = findLibdevice();
+  if (target.libdevice.empty()) {
+    error = "--target cuda needs CUDA's libdevice "
+            "(nvvm/libdevice/libdevice.10.bc under $CUDA_HOME or "
+            "/usr/local/cuda)";
+    return failure();
+  }
+  return target;
+}
+
 LogicalResult gacc::buildCpuCodegenPipeline(OpPassManager &pm,
                                             const CodegenTarget &target) {
   buildCpuBufferizePipeline(pm);

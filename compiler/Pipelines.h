@@ -55,6 +55,12 @@ struct CodegenTarget {
   std::string libdevice;
 };
 
+/// The target `name` names: "cpu", "cuda" (with CUDA's libdevice, see
+/// findLibdevice) or "cuda-emulated"; otherwise failure, with the reason in
+/// `error`.
+FailureOr<CodegenTarget> parseCodegenTarget(StringRef name,
+                                            std::string &error);
+
 struct CpuCodegenOptions : public PassPipelineOptions<CpuCodegenOptions> {
   Option<bool> emulateCudaKernels{
       *this, "emulate-cuda-kernels",

@@ -137,15 +137,16 @@ PYBIND11_MODULE(gacc, m) {
       .def_static(
           "compile",
           [](const std::string &mlir, const std::string &step, uint64_t seed,
-             const std::string &name) {
+             const std::string &name, const std::string &target) {
             PyTrainer t;
             check(mlir::gacc::compileTrainer(mlir, name, step, seed,
-                                             t.trainer));
+                                             t.trainer, target));
             return t;
           },
           py::arg("mlir"), py::arg("step") = "", py::arg("seed") = 0,
-          py::arg("name") = "<string>",
-          "A trainer for MLIR text, compiled in-process (JIT).")
+          py::arg("name") = "<string>", py::arg("target") = "cpu",
+          "A trainer for MLIR text, compiled in-process (JIT) for `target`: "
+          "'cpu', 'cuda' (the first GPU) or 'cuda-emulated'.")
       .def("step", &PyTrainer::step, py::arg("inputs"),
            "Sets the given inputs (name -> numpy array) and runs one "
            "optimizer step; returns loss, grad_norm, lr (and loss_scale, "

@@ -79,9 +79,35 @@ mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
 }
 
 ::gacc::rt::Status
+mlir::gacc::openTargetDevice(const CodegenTarget &target,
+                             std::unique_ptr<::gacc::rt::DeviceMemory> &device) {
+  switch (target.kind) {
+  case StepTarget::Cpu:
+    return ::gacc::rt::Status();
+  case StepTarget::CudaEmulated:
+    // The emulated kernels run on device arenas as CUDA's would.
+    device = ::gacc::rt::makeEmulatedDeviceMemory();
+    return ::gacc::rt::Status();
+  case StepTarget::Cuda:
+    if (::gacc::rt::Status s = ::gacc::rt::openCudaDeviceMemory(0, device); !s)
+      return ::gacc::rt::Status::error("--target cuda: " + s.message());
+    return ::gacc::rt::Status();
+  }
+  return ::gacc::rt::Status();
+}
+
+::gacc::rt::Status
 mlir::gacc::compileTrainer(const std::string &mlirText, const std::string &name,
                            const std::string &stepName, uint64_t seed,
-                           std::unique_ptr<::gacc::rt::Trainer> &out) {
+                           std::unique_ptr<::gacc::rt::Trainer> &out,
+                           const std::string &targetName) {
+  std::string error;
+  FailureOr<CodegenTarget> target = parseCodegenTarget(targetName, error);
+  if (failed(target))
+    return ::gacc::rt::Status::error(error);
+  std::unique_ptr<::gacc::rt::DeviceMemory> device;
+  if (::gacc::rt::Status s = openTargetDevice(*target, device); !s)
+    return s;
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);
@@ -93,12 +119,14 @@ mlir::gacc::compileTrainer(const std::string &mlirText, const std::string &name,
       llvm::MemoryBuffer::getMemBufferCopy(mlirText, name), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  FailureOr<JitStep> jit =
-      module ? jitCompileStep(*module, stepName) : FailureOr<JitStep>();
+  FailureOr<JitStep> jit = module ? jitCompileStep(*module, stepName, {}, *target)
+                                  : FailureOr<JitStep>();
   if (failed(jit))
     return ::gacc::rt::Status::error(diagnostics.empty() ? name + ": cannot compile"
                                                          : diagnostics);
   out = std::make_unique<::gacc::rt::Trainer>(std::move(jit->model),
                                               std::move(jit->compiled));
-  return out->initialize(seed);
+  if (::gacc::rt::Status s = out->initialize(seed); !s)
+    return s;
+  return device ? out->placeArenasOn(std::move(device)) : ::gacc::rt::Status();
 }

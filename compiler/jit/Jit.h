@@ -3,6 +3,7 @@
 #define GACC_COMPILER_JIT_JIT_H
 
 #include "compiler/Pipelines.h"
+#include "gacc/runtime/DeviceMemory.h"
 #include "gacc/runtime/Trainer.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -25,15 +26,24 @@ jitCompileStep(ModuleOp module, StringRef stepName,
                function_ref<LogicalResult(PassManager &)> configure = {},
                const CodegenTarget &target = {});
 
+/// The device memory a step compiled for `target` runs on: none for the
+/// CPU, the emulated device, or the first GPU's (open it before the JIT
+/// initializes: the step's kernels load then). An error names the cause.
+::gacc::rt::Status
+openTargetDevice(const CodegenTarget &target,
+                 std::unique_ptr<::gacc::rt::DeviceMemory> &device);
+
 /// The JIT's host API, the in-process counterpart of rt::openTrainer (no
 /// MLIR or LLVM types): compiles the MLIR text of a model (`name` labels it
-/// in messages) and returns the same Trainer, with parameters initialized
-/// from `seed`. Parse, verification and compilation errors come back as a
-/// Status holding the located diagnostics.
+/// in messages) for `target` ("cpu", "cuda" or "cuda-emulated") and returns
+/// the same Trainer, with parameters initialized from `seed` (and its
+/// arenas on the target's device). Parse, verification and compilation
+/// errors come back as a Status holding the located diagnostics.
 ::gacc::rt::Status compileTrainer(const std::string &mlirText,
                                   const std::string &name,
                                   const std::string &stepName, uint64_t seed,
-                                  std::unique_ptr<::gacc::rt::Trainer> &out);
+                                  std::unique_ptr<::gacc::rt::Trainer> &out,
+                                  const std::string &target = "cpu");
 
 } // namespace mlir::gacc
 

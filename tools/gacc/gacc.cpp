@@ -426,36 +426,19 @@ static int writeOutput(const std::string &text) {
   return 0;
 }
 
-/// Whether --target names a target, after an error if not.
-/// What --target compiles for; findLibdevice's error for cuda without it.
+/// What --target names, after an error if nothing.
 static FailureOr<mlir::gacc::CodegenTarget> codegenTarget(StringRef command) {
-  mlir::gacc::CodegenTarget result;
-  if (target == "cuda-emulated")
-    result.kind = mlir::gacc::StepTarget::CudaEmulated;
-  if (target != "cuda")
-    return result;
-  result.kind = mlir::gacc::StepTarget::Cuda;
-  result.libdevice = mlir::gacc::findLibdevice();
-  if (result.libdevice.empty()) {
-    errs() << "gacc " << command
-           << ": error: --target cuda needs CUDA's libdevice "
-              "(nvvm/libdevice/libdevice.10.bc under $CUDA_HOME or "
-              "/usr/local/cuda)\n";
-    return failure();
-  }
+  std::string error;
+  FailureOr<mlir::gacc::CodegenTarget> result =
+      mlir::gacc::parseCodegenTarget(target, error);
+  if (failed(result))
+    errs() << "gacc " << command << ": error: " << error << "\n";
   return result;
 }
 
-static bool knownTarget(StringRef command) {
-  if (target == "cpu" || target == "cuda" || target == "cuda-emulated")
-    return true;
-  errs() << "gacc " << command << ": error: --target " << target
-         << " is unknown (cpu, cuda or cuda-emulated)\n";
-  return false;
-}
-
 static int compile(LoadedModel &model) {
-  if (!knownTarget("compile"))
+  FailureOr<mlir::gacc::CodegenTarget> codegen = codegenTarget("compile");
+  if (failed(codegen))
     return 1;
   if (target != "cuda" && emitKind == mlir::gacc::EmitKind::Ptx) {
     errs() << "gacc compile: error: --emit ptx needs --target cuda\n";
@@ -472,9 +455,6 @@ static int compile(LoadedModel &model) {
     errs() << "gacc compile: error: give the artifact's path with -o\n";
     return 1;
   }
-  FailureOr<mlir::gacc::CodegenTarget> codegen = codegenTarget("compile");
-  if (failed(codegen))
-    return 1;
   std::string intermediate;
   FailureOr<gacc::rt::Artifact> artifact = mlir::gacc::compileArtifact(
       *model.module, stepName, emitKind, intermediate,
@@ -617,21 +597,16 @@ int main(int argc, char **argv) {
   if (compileCommand)
     return compile(model);
 
-  if (!knownTarget("run"))
-    return 1;
   FailureOr<mlir::gacc::CodegenTarget> codegen = codegenTarget("run");
   if (failed(codegen))
     return 1;
-  // The device first: the JIT loads the kernels as it initializes. The
-  // emulated kernels run on device arenas as CUDA's would.
+  // The device first: the JIT loads the kernels as it initializes.
   std::unique_ptr<gacc::rt::DeviceMemory> device;
-  if (codegen->kind == mlir::gacc::StepTarget::CudaEmulated)
-    device = gacc::rt::makeEmulatedDeviceMemory();
-  if (codegen->kind == mlir::gacc::StepTarget::Cuda)
-    if (gacc::rt::Status s = gacc::rt::openCudaDeviceMemory(0, device); !s) {
-      errs() << "gacc run: error: --target cuda: " << s.message() << "\n";
-      return 1;
-    }
+  if (gacc::rt::Status s = mlir::gacc::openTargetDevice(*codegen, device);
+      !s) {
+    errs() << "gacc run: error: " << s.message() << "\n";
+    return 1;
+  }
   PipelineFlags flags;
   FailureOr<mlir::gacc::JitStep> jit = mlir::gacc::jitCompileStep(
       *model.module, stepName,
