@@ -47,7 +47,7 @@ Artifact example() {
   m.schedule.warmupSteps = 10;
   m.schedule.totalSteps = 100;
   m.gradClipNorm = 1.0;
-  artifact.sections["host"] = std::string("\x7f" "ELF and some code", 21);
+  artifact.sections["host"] = std::string("\x7f" "ELF and some code");
   artifact.sections["ptx"] = ".version 8.0";
   return artifact;
 }
