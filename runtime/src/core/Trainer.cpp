@@ -30,8 +30,10 @@ struct Trainer::Arena {
   std::byte *data;
   ArenaDescriptor descriptor;
   /// The arena's copy in device memory, when the trainer has a device.
-  void *device = nullptr;
   ArenaDescriptor deviceDescriptor{};
+  std::byte *device() const {
+    return static_cast<std::byte *>(deviceDescriptor.aligned);
+  }
 };
 
 Trainer::Trainer(ModelInfo model, CompiledStep compiled)
@@ -86,7 +88,6 @@ Status Trainer::placeArenasOn(std::unique_ptr<DeviceMemory> device) {
                          status.message());
   auto *base = static_cast<std::byte *>(deviceArena_);
   for (auto [arena, bytes] : arenas) {
-    arena->device = base;
     arena->deviceDescriptor = {base, base, 0, bytes, 1};
     base += aligned(bytes);
   }
@@ -104,8 +105,7 @@ void Trainer::noteDeviceStatus(Status status) const {
 const std::byte *Trainer::hostState(int64_t offset, int64_t bytes) const {
   if (stateNewerOnDevice_) {
     noteDeviceStatus(device_->download(
-        state_->data + offset, static_cast<std::byte *>(state_->device) + offset,
-        bytes));
+        state_->data + offset, state_->device() + offset, bytes));
     if (offset == 0 && bytes == model_.stateBytes)
       stateNewerOnDevice_ = false;
   }
@@ -637,31 +637,31 @@ Status Trainer::setBatch(const Batch &batch) {
 }
 
 Status Trainer::call(StepEntry entry) {
-  if (!device_) {
-    setStepCommunicator(communicator_);
-    entry(&state_->descriptor, &batch_->descriptor, &io_->descriptor,
-          &workspace_->descriptor);
-    setStepCommunicator(nullptr);
-    return Status();
-  }
-  // The batch and io arenas go up and io comes back every call; the state
-  // goes up only after the host wrote it.
-  if (stateNewerOnHost_) {
+  // On a device, the batch and io arenas go up and io comes back every
+  // call; the state goes up only after the host wrote it.
+  if (device_) {
+    if (stateNewerOnHost_) {
+      noteDeviceStatus(
+          device_->upload(state_->device(), state_->data, model_.stateBytes));
+      stateNewerOnHost_ = false;
+    }
     noteDeviceStatus(
-        device_->upload(state_->device, state_->data, model_.stateBytes));
-    stateNewerOnHost_ = false;
+        device_->upload(batch_->device(), batch_->data, model_.batchBytes));
+    noteDeviceStatus(device_->upload(io_->device(), io_->data, model_.ioBytes));
+    if (!deviceStatus_)
+      return deviceStatus_;
   }
-  noteDeviceStatus(
-      device_->upload(batch_->device, batch_->data, model_.batchBytes));
-  noteDeviceStatus(device_->upload(io_->device, io_->data, model_.ioBytes));
-  if (!deviceStatus_)
-    return deviceStatus_;
+  auto arena = [&](Arena &a) {
+    return device_ ? &a.deviceDescriptor : &a.descriptor;
+  };
   setStepCommunicator(communicator_);
-  entry(&state_->deviceDescriptor, &batch_->deviceDescriptor,
-        &io_->deviceDescriptor, &workspace_->deviceDescriptor);
+  entry(arena(*state_), arena(*batch_), arena(*io_), arena(*workspace_));
   setStepCommunicator(nullptr);
-  stateNewerOnDevice_ = true;
-  noteDeviceStatus(device_->download(io_->data, io_->device, model_.ioBytes));
+  if (device_) {
+    stateNewerOnDevice_ = true;
+    noteDeviceStatus(
+        device_->download(io_->data, io_->device(), model_.ioBytes));
+  }
   return deviceStatus_;
 }
 
