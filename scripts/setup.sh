@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian packages, with apt), configures and builds
 # gacc into build/ (or $GACC_BUILD_DIR). Safe to run again: it installs
-# nothing that is present and rebuilds only what changed.
+# nothing that is present and rebuilds only what changed. Other builds
+# (scripts/sanitize.sh, scripts/fuzz.sh) add packages, CMake options and
+# targets with GACC_EXTRA_PACKAGES, GACC_CMAKE_ARGS and GACC_BUILD_TARGETS.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GACC_BUILD_DIR:-$root/build}
@@ -33,5 +35,5 @@ cmake -G Ninja -S "$root" -B "$build" \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
   -DMLIR_DIR=$llvm/lib/cmake/mlir \
   -DLLVM_EXTERNAL_LIT=$llvm/bin/lit \
-  -DPython3_EXECUTABLE=/usr/bin/python3
-cmake --build "$build" -j "$(nproc)"
+  -DPython3_EXECUTABLE=/usr/bin/python3 ${GACC_CMAKE_ARGS:-}
+cmake --build "$build" -j "$(nproc)" ${GACC_BUILD_TARGETS:+--target $GACC_BUILD_TARGETS}

@@ -18,11 +18,29 @@ config.test_exec_root = os.path.join(config.gacc_obj_root, "tests")
 
 config.substitutions.append(("%gacc_src_root", config.gacc_src_root))
 config.substitutions.append(("%gacc_obj_root", config.gacc_obj_root))
-config.substitutions.append(("%python", config.python_executable))
+python, torch_python = config.python_executable, "/usr/bin/python3"
+# A sanitized build (-DGACC_SANITIZE=ON, scripts/sanitize.sh, docs/hardening.md).
+# Allocations too large to make return null, as without ASan: the
+# out-of-memory tests need that. Debian's libMLIR is not instrumented, and
+# LLVM's bump allocator inlined into instrumented code poisons slabs that
+# its copy in libMLIR hands out unpoisoned: user poisoning stays off. Python
+# loads the instrumented bindings, so ASan's runtime must come first; CPython
+# frees little at exit by design, so leaks are not checked in it.
+if config.gacc_sanitize:
+    config.available_features.add("sanitize")
+    config.environment["ASAN_OPTIONS"] = \
+        "allocator_may_return_null=1:allow_user_poisoning=0"
+    config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1"
+    libasan = subprocess.check_output(
+        [config.cxx_compiler, "-print-file-name=libasan.so"], text=True).strip()
+    preload = (f"env LD_PRELOAD={libasan} ASAN_OPTIONS="
+               "allocator_may_return_null=1:allow_user_poisoning=0:detect_leaks=0 ")
+    python, torch_python = preload + python, preload + torch_python
+config.substitutions.append(("%python", python))
 
 # Debian's python3 has NumPy and PyTorch (scripts/test.sh installs them);
 # the PyTorch parity tests need it.
-config.substitutions.append(("%torch_python", "/usr/bin/python3"))
+config.substitutions.append(("%torch_python", torch_python))
 for module in ("torch", "sklearn"):
     if subprocess.call(["/usr/bin/python3", "-c", f"import {module}"],
                        stdout=subprocess.DEVNULL,
@@ -46,6 +64,11 @@ except OSError:
 if shutil.which("mpirun"):
     config.available_features.add("mpirun")
 
+# MLIR's CMake package, for tests that configure a build.
+config.substitutions.append(
+    ("%mlir_cmake_dir", os.path.join(os.path.dirname(config.llvm_tools_dir),
+                                     "lib", "cmake", "mlir")))
+
 # MLIR's runner and its support libraries, for kernels run on the CPU.
 config.substitutions.append(
     ("%mlir_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))
@@ -53,7 +76,8 @@ config.substitutions.append(
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.gacc_tools_dir, config.llvm_tools_dir]
-tools = ["gacc", "gacc-opt", ToolSubst("FileCheck", unresolved="fatal"),
+tools = ["gacc", "gacc-opt", "gacc-compile-fuzzer", "gacc-readers-fuzzer",
+         ToolSubst("FileCheck", unresolved="fatal"),
          ToolSubst("not", unresolved="fatal"),
          ToolSubst("mlir-runner", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -80,6 +80,47 @@ TEST(Npy, RoundTripAndErrors) {
   EXPECT_NE(status.message().find("Fortran"), std::string::npos);
 }
 
+// The header is the dict literal NumPy writes, parsed strictly: text that
+// only contains the keys somewhere (as once a fuzzed input did, with digits
+// of garbage read as dimensions) is an error, never a guess.
+TEST(Npy, HeaderIsParsedStrictly) {
+  auto parse = [](const std::string &header, size_t dataBytes, Tensor &out) {
+    std::string image("\x93NUMPY\x01\x00", 8);
+    image.push_back(static_cast<char>(header.size() & 0xff));
+    image.push_back(static_cast<char>(header.size() >> 8));
+    image += header + std::string(dataBytes, '\0');
+    return parseNpy(reinterpret_cast<const std::byte *>(image.data()),
+                    image.size(), "t.npy", out);
+  };
+  Tensor parsed;
+  EXPECT_TRUE(parse("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n",
+                    12, parsed).ok());
+  EXPECT_EQ(parsed.shape(), std::vector<int64_t>{3});
+  EXPECT_TRUE(parse("{'shape': (2, 0), 'fortran_order': False, 'descr': '|b1'}",
+                    0, parsed).ok());
+  EXPECT_EQ(parsed.shape(), (std::vector<int64_t>{2, 0}));
+  EXPECT_TRUE(parse("{'descr': '<i8', 'fortran_order': False, 'shape': ()}  \n",
+                    8, parsed).ok());
+  EXPECT_TRUE(parsed.shape().empty());
+
+  for (const char *bad : {
+           "{'descr': '<f4', 'fortran_order': False, 'shape': (x3, 1)}",
+           "{'descr': '<f4', 'fortran_order': False, 'shape': (3 1)}",
+           "{'descr': '<f4', 'fortran_order': False, 'shape': (-3,)}",
+           "{'descr': '<f4', 'fortran_order': False}",
+           "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'x': 1}",
+           "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,)}",
+           "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (3,)}",
+           "{'descr': '<f4', 'fortran_order': False, 'shape': (3,)} trailing",
+           "'descr': '<f4', 'fortran_order': False, 'shape': (3,)",
+       }) {
+    Status status = parse(bad, 12, parsed);
+    ASSERT_FALSE(status.ok()) << bad;
+    EXPECT_NE(status.message().find("malformed header"), std::string::npos)
+        << status.message();
+  }
+}
+
 TEST(Elements, HalfPrecisionRoundsToNearestEven) {
   std::byte buffer[2];
   storeElement(DType::F16, buffer, 0, 1.0 + 1.0 / 4096); // halfway: rounds down

@@ -8,6 +8,8 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 #include <utility>
 
 namespace gacc::rt {
@@ -88,6 +90,31 @@ struct Malformed {
   std::string what;
 };
 
+/// An integer of type T. A number with a fraction or outside T is an
+/// error: nlohmann's get<T>() would truncate it, or be undefined.
+template <typename T> T integerFrom(const Json &value, const std::string &what) {
+  bool fits = value.is_number_unsigned()
+                  ? value.get<uint64_t>() <=
+                        static_cast<uint64_t>(std::numeric_limits<T>::max())
+                  : value.is_number_integer() &&
+                        (std::is_signed_v<T> || value.get<int64_t>() >= 0);
+  if (!fits)
+    throw Malformed{what + " is not an integer in range"};
+  return value.get<T>();
+}
+
+template <typename T> T integerAt(const Json &json, const char *field) {
+  return integerFrom<T>(json.at(field), std::string("'") + field + "'");
+}
+
+std::vector<int64_t> shapeAt(const Json &json, const char *field) {
+  std::vector<int64_t> shape;
+  for (const Json &dim : json.at(field))
+    shape.push_back(integerFrom<int64_t>(dim, std::string("a dimension of '") +
+                                                  field + "'"));
+  return shape;
+}
+
 template <typename E, size_t N>
 E valueOf(const Names<E, N> &names, const Json &json, const char *field) {
   std::string name = json.at(field).get<std::string>();
@@ -115,12 +142,15 @@ TensorSlot slotFrom(const Json &json) {
   if (!parsed)
     throw Malformed{"unknown dtype '" + dtype + "' of '" + slot.name + "'"};
   slot.dtype = *parsed;
-  slot.shape = json.at("shape").get<std::vector<int64_t>>();
-  slot.offset = json.at("offset").get<int64_t>();
-  if (slot.offset < 0 || !elementCount(slot.shape))
+  slot.shape = shapeAt(json, "shape");
+  slot.offset = integerAt<int64_t>(json, "offset");
+  std::optional<int64_t> count = elementCount(slot.shape);
+  if (slot.offset < 0 || !count ||
+      *count > std::numeric_limits<int64_t>::max() /
+                   static_cast<int64_t>(byteWidth(slot.dtype)))
     throw Malformed{"bad offset or shape of '" + slot.name + "'"};
   if (json.contains("unsharded_shape")) {
-    slot.unshardedShape = json.at("unsharded_shape").get<std::vector<int64_t>>();
+    slot.unshardedShape = shapeAt(json, "unsharded_shape");
     if (slot.shape.size() != 1 || !elementCount(slot.unshardedShape))
       throw Malformed{"bad shard of '" + slot.name + "'"};
   }
@@ -217,7 +247,7 @@ ModelInfo modelFrom(const Json &json) {
       described.master = slotFrom(param.at("master"));
     described.init = valueOf(kInitKinds, param, "init");
     described.scale = param.at("scale").get<double>();
-    described.seed = param.at("seed").get<uint64_t>();
+    described.seed = integerAt<uint64_t>(param, "seed");
     model.params.push_back(described);
   }
   model.grads = slotsFrom(json.at("grads"));
@@ -226,9 +256,9 @@ ModelInfo modelFrom(const Json &json) {
     Input described;
     described.slot = slotFrom(input.at("slot"));
     described.kind = valueOf(kInputKinds, input, "kind");
-    described.classes = input.at("classes").get<int64_t>();
+    described.classes = integerAt<int64_t>(input, "classes");
     if (input.contains("ignore_index"))
-      described.ignoreIndex = input.at("ignore_index").get<int64_t>();
+      described.ignoreIndex = integerAt<int64_t>(input, "ignore_index");
     model.inputs.push_back(described);
   }
   model.hyper = slotFrom(json.at("hyper"));
@@ -236,14 +266,18 @@ ModelInfo modelFrom(const Json &json) {
   model.gradNorm = slotFrom(json.at("grad_norm"));
   model.step = slotFrom(json.at("step"));
   model.outputs = slotsFrom(json.at("outputs"));
-  model.stateBytes = json.at("state_bytes").get<int64_t>();
-  model.batchBytes = json.at("batch_bytes").get<int64_t>();
-  model.ioBytes = json.at("io_bytes").get<int64_t>();
-  model.workspaceBytes = json.at("workspace_bytes").get<int64_t>();
-  model.unplannedBytes = json.at("unplanned_bytes").get<int64_t>();
-  model.batchSize = json.at("batch_size").get<int64_t>();
-  model.ranks = json.at("ranks").get<int64_t>();
-  model.zeroStage = json.at("zero_stage").get<int64_t>();
+  model.stateBytes = integerAt<int64_t>(json, "state_bytes");
+  model.batchBytes = integerAt<int64_t>(json, "batch_bytes");
+  model.ioBytes = integerAt<int64_t>(json, "io_bytes");
+  model.workspaceBytes = integerAt<int64_t>(json, "workspace_bytes");
+  model.unplannedBytes = integerAt<int64_t>(json, "unplanned_bytes");
+  model.batchSize = integerAt<int64_t>(json, "batch_size");
+  model.ranks = integerAt<int64_t>(json, "ranks");
+  model.zeroStage = integerAt<int64_t>(json, "zero_stage");
+  for (int64_t bytes : {model.stateBytes, model.batchBytes, model.ioBytes,
+                        model.workspaceBytes, model.unplannedBytes})
+    if (bytes < 0)
+      throw Malformed{"negative arena size"};
   if (model.ranks < 1 || model.batchSize % model.ranks != 0 ||
       model.zeroStage < 0 || model.zeroStage > 3)
     throw Malformed{"bad ranks or ZeRO stage"};
@@ -261,8 +295,8 @@ ModelInfo modelFrom(const Json &json) {
   model.optimizer.eps = opt.at("eps").get<double>();
   const Json &schedule = json.at("schedule");
   model.schedule.kind = valueOf(kSchedules, schedule, "kind");
-  model.schedule.warmupSteps = schedule.at("warmup_steps").get<uint64_t>();
-  model.schedule.totalSteps = schedule.at("total_steps").get<uint64_t>();
+  model.schedule.warmupSteps = integerAt<uint64_t>(schedule, "warmup_steps");
+  model.schedule.totalSteps = integerAt<uint64_t>(schedule, "total_steps");
   model.schedule.minLr = schedule.at("min_lr").get<double>();
   if (json.contains("grad_clip_norm"))
     model.gradClipNorm = json.at("grad_clip_norm").get<double>();
@@ -275,7 +309,7 @@ ModelInfo modelFrom(const Json &json) {
   }
   // Every slot must lie inside its arena.
   auto inside = [&](const TensorSlot &slot, int64_t arena) {
-    if (slot.offset + slot.bytes() > arena)
+    if (slot.offset > arena || slot.bytes() > arena - slot.offset)
       throw Malformed{"'" + slot.name + "' lies outside its arena"};
   };
   for (const Parameter &param : model.params) {
@@ -375,8 +409,8 @@ Status parseArtifact(const std::string &bytes, const std::string &origin,
     size_t data = alignUp(kPrefixBytes + headerSize);
     for (const Json &section : header.at("sections")) {
       std::string name = section.at("name").get<std::string>();
-      size_t offset = section.at("offset").get<size_t>();
-      size_t size = section.at("size").get<size_t>();
+      size_t offset = integerAt<size_t>(section, "offset");
+      size_t size = integerAt<size_t>(section, "size");
       if (offset > bytes.size() || data > bytes.size() - offset ||
           size > bytes.size() - data - offset)
         return error("truncated: section '" + name + "' needs bytes up to " +

@@ -7,11 +7,107 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <regex>
 
 namespace gacc::rt {
 
 namespace {
+struct NpyHeader {
+  std::string descr;
+  bool fortranOrder = false;
+  std::vector<int64_t> shape;
+};
+
+/// Parses the header, the Python dict literal NumPy writes:
+///   {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
+/// padded with spaces and a newline. Exactly these three keys, in any
+/// order; anything else is an error (never guessed at). Returns the error.
+std::string parseHeader(const std::string &text, NpyHeader &out) {
+  size_t at = 0;
+  auto skipSpaces = [&] {
+    while (at < text.size() && (text[at] == ' ' || text[at] == '\n'))
+      ++at;
+  };
+  auto consume = [&](char c) {
+    skipSpaces();
+    if (at < text.size() && text[at] == c) {
+      ++at;
+      return true;
+    }
+    return false;
+  };
+  auto string = [&](std::string &value) {
+    skipSpaces();
+    if (at >= text.size() || (text[at] != '\'' && text[at] != '"'))
+      return false;
+    size_t close = text.find(text[at], at + 1);
+    if (close == std::string::npos)
+      return false;
+    value = text.substr(at + 1, close - at - 1);
+    at = close + 1;
+    return true;
+  };
+  auto keyword = [&](const char *word) {
+    skipSpaces();
+    size_t length = std::strlen(word);
+    if (text.compare(at, length, word) != 0)
+      return false;
+    at += length;
+    return true;
+  };
+  auto dimension = [&](int64_t &value) {
+    skipSpaces();
+    size_t begin = at;
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9')
+      ++at;
+    if (at == begin || at - begin > 15)
+      return false;
+    value = std::stoll(text.substr(begin, at - begin));
+    return true;
+  };
+
+  bool seenDescr = false, seenOrder = false, seenShape = false;
+  if (!consume('{'))
+    return "expected '{'";
+  while (!consume('}')) {
+    std::string key;
+    if (!string(key) || !consume(':'))
+      return "expected a quoted key and ':'";
+    if (key == "descr" && !seenDescr) {
+      seenDescr = string(out.descr);
+      if (!seenDescr)
+        return "'descr' is not a string";
+    } else if (key == "fortran_order" && !seenOrder) {
+      out.fortranOrder = keyword("True");
+      seenOrder = out.fortranOrder || keyword("False");
+      if (!seenOrder)
+        return "'fortran_order' is not True or False";
+    } else if (key == "shape" && !seenShape) {
+      if (!consume('('))
+        return "'shape' is not a tuple";
+      while (!consume(')')) {
+        int64_t dim;
+        if (!dimension(dim))
+          return "'shape' holds something other than a dimension";
+        out.shape.push_back(dim);
+        // A 1-tuple needs its comma, "(3,)"; the last may omit it.
+        if (!consume(',') && !(skipSpaces(), at < text.size() && text[at] == ')'))
+          return "expected ',' or ')' in 'shape'";
+      }
+      seenShape = true;
+    } else {
+      return "unexpected or repeated key '" + key + "'";
+    }
+    if (!consume(',') && !(skipSpaces(), at < text.size() && text[at] == '}'))
+      return "expected ',' or '}'";
+  }
+  skipSpaces();
+  if (at != text.size())
+    return "unexpected text after the dict";
+  if (!seenDescr || !seenOrder || !seenShape)
+    return "'descr', 'fortran_order' and 'shape' are all required";
+  return "";
+}
+
 std::optional<DType> dtypeOfDescr(const std::string &descr) {
   static const std::pair<const char *, DType> table[] = {
       {"<f8", DType::F64}, {"<f4", DType::F32}, {"<f2", DType::F16},
@@ -68,31 +164,16 @@ Status parseNpy(const std::byte *bytes, size_t size, const std::string &origin,
   std::string header(reinterpret_cast<const char *>(bytes + headerStart),
                      headerLength);
 
-  std::smatch match;
-  static const std::regex descrRe(R"('descr'\s*:\s*'([^']*)')");
-  static const std::regex orderRe(R"('fortran_order'\s*:\s*(True|False))");
-  static const std::regex shapeRe(R"('shape'\s*:\s*\(([^)]*)\))");
-  if (!std::regex_search(header, match, descrRe))
-    return fail("header has no 'descr'");
-  std::optional<DType> dtype = dtypeOfDescr(match[1]);
+  NpyHeader parsed;
+  if (std::string error = parseHeader(header, parsed); !error.empty())
+    return fail("malformed header: " + error);
+  std::optional<DType> dtype = dtypeOfDescr(parsed.descr);
   if (!dtype)
-    return fail("unsupported dtype '" + match[1].str() +
+    return fail("unsupported dtype '" + parsed.descr +
                 "' (little-endian f2/f4/f8, i1/u1/i4/i8 or bool)");
-  if (!std::regex_search(header, match, orderRe))
-    return fail("header has no 'fortran_order'");
-  if (match[1] == "True")
+  if (parsed.fortranOrder)
     return fail("Fortran-order arrays are not supported; save a C-order copy");
-  if (!std::regex_search(header, match, shapeRe))
-    return fail("header has no 'shape'");
-  std::vector<int64_t> shape;
-  std::string dims = match[1];
-  static const std::regex dimRe(R"(\s*(\d+)\s*,?)");
-  for (std::sregex_iterator it(dims.begin(), dims.end(), dimRe), end;
-       it != end; ++it) {
-    if ((*it)[1].length() > 15)
-      return fail("dimension too large");
-    shape.push_back(std::stoll((*it)[1]));
-  }
+  const std::vector<int64_t> &shape = parsed.shape;
   std::optional<int64_t> count = elementCount(shape);
   if (!count)
     return fail("element count overflows");
@@ -104,7 +185,8 @@ Status parseNpy(const std::byte *bytes, size_t size, const std::string &origin,
                 std::string(dtypeName(*dtype)) + " needs " +
                 std::to_string(needed) + " (truncated file?)");
   out = Tensor(*dtype, shape);
-  std::memcpy(out.data(), bytes + dataStart, needed);
+  if (needed)
+    std::memcpy(out.data(), bytes + dataStart, needed);
   return Status();
 }
 
