@@ -59,6 +59,18 @@ void gacc::buildCpuBufferizePipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createPlanBuffers());
 }
 
+StringRef gacc::targetName(StepTarget kind) {
+  switch (kind) {
+  case StepTarget::Cpu:
+    return "cpu";
+  case StepTarget::CudaEmulated:
+    return "cuda-emulated";
+  case StepTarget::Cuda:
+    return "cuda";
+  }
+  llvm_unreachable("a target with no name");
+}
+
 FailureOr<gacc::CodegenTarget>
 gacc::parseCodegenTarget(StringRef name, std::string &error) {
   CodegenTarget target;

@@ -55,6 +55,10 @@ struct CodegenTarget {
   std::string libdevice;
 };
 
+/// The target's name: "cpu", "cuda-emulated" or "cuda" (artifacts carry it,
+/// the runtime's openTargetDevice opens its device).
+StringRef targetName(StepTarget kind);
+
 /// The target `name` names: "cpu", "cuda" (with CUDA's libdevice, see
 /// findLibdevice) or "cuda-emulated"; otherwise failure, with the reason in
 /// `error`.

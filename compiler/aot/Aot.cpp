@@ -27,9 +27,7 @@ mlir::gacc::compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
   if (failed(model))
     return failure();
   rt::Artifact artifact;
-  artifact.target = target.kind == StepTarget::Cpu            ? "cpu"
-                    : target.kind == StepTarget::CudaEmulated ? "cuda-emulated"
-                                                              : "cuda";
+  artifact.target = targetName(target.kind).str();
   artifact.model = std::move(*model);
   if (emit == EmitKind::Mlir) {
     llvm::raw_string_ostream os(intermediate);
@@ -83,15 +81,11 @@ mlir::gacc::compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
 }
 
 FailureOr<std::string> mlir::gacc::compileCudaKernels(
-    ModuleOp module, StringRef stepName, StringRef chip,
+    ModuleOp module, StringRef stepName, const CodegenTarget &target,
     function_ref<LogicalResult(PassManager &)> configure) {
+  assert(target.kind == StepTarget::Cuda && "PTX is for the CUDA target");
   if (!TrainStepOp::find(module, stepName))
     return failure();
-  std::string libdevice = findLibdevice();
-  if (libdevice.empty())
-    return module.emitError("--target cuda needs CUDA's libdevice "
-                            "(nvvm/libdevice/libdevice.10.bc under $CUDA_HOME "
-                            "or /usr/local/cuda)");
   PassManager pm(module.getContext());
   if (configure && failed(configure(pm)))
     return failure();
@@ -101,7 +95,8 @@ FailureOr<std::string> mlir::gacc::compileCudaKernels(
   buildGaccToLinalgPipeline(pm);
   buildCpuBufferizePipeline(pm);
   buildCudaKernelMappingPipeline(pm);
-  if (failed(buildCudaKernelCompilationPipeline(pm, chip, libdevice)) ||
+  if (failed(buildCudaKernelCompilationPipeline(pm, target.chip,
+                                                target.libdevice)) ||
       failed(pm.run(module)))
     return failure();
   return collectPtx(module);

@@ -29,11 +29,13 @@ compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
                 const CodegenTarget &target = {});
 
 /// The CUDA kernels of the training step `stepName` (or the only one) as
-/// PTX for `chip` (see compiler/target/cuda/KernelCodegen.h): the training
-/// pipeline, the lowering to linalg, bufferization, then the kernel
-/// pipeline. `module` is lowered in place.
+/// PTX for the chip of `target` (a Cuda target, from parseCodegenTarget;
+/// see compiler/target/cuda/KernelCodegen.h): the training pipeline, the
+/// lowering to linalg, bufferization, then the kernel pipeline. `module` is
+/// lowered in place.
 FailureOr<std::string>
-compileCudaKernels(ModuleOp module, StringRef stepName, StringRef chip,
+compileCudaKernels(ModuleOp module, StringRef stepName,
+                   const CodegenTarget &target,
                    function_ref<LogicalResult(PassManager &)> configure = {});
 
 } // namespace mlir::gacc

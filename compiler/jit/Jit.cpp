@@ -79,24 +79,6 @@ mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
 }
 
 ::gacc::rt::Status
-mlir::gacc::openTargetDevice(const CodegenTarget &target,
-                             std::unique_ptr<::gacc::rt::DeviceMemory> &device) {
-  switch (target.kind) {
-  case StepTarget::Cpu:
-    return ::gacc::rt::Status();
-  case StepTarget::CudaEmulated:
-    // The emulated kernels run on device arenas as CUDA's would.
-    device = ::gacc::rt::makeEmulatedDeviceMemory();
-    return ::gacc::rt::Status();
-  case StepTarget::Cuda:
-    if (::gacc::rt::Status s = ::gacc::rt::openCudaDeviceMemory(0, device); !s)
-      return ::gacc::rt::Status::error("--target cuda: " + s.message());
-    return ::gacc::rt::Status();
-  }
-  return ::gacc::rt::Status();
-}
-
-::gacc::rt::Status
 mlir::gacc::compileTrainer(const std::string &mlirText, const std::string &name,
                            const std::string &stepName, uint64_t seed,
                            std::unique_ptr<::gacc::rt::Trainer> &out,
@@ -106,7 +88,8 @@ mlir::gacc::compileTrainer(const std::string &mlirText, const std::string &name,
   if (failed(target))
     return ::gacc::rt::Status::error(error);
   std::unique_ptr<::gacc::rt::DeviceMemory> device;
-  if (::gacc::rt::Status s = openTargetDevice(*target, device); !s)
+  if (::gacc::rt::Status s = ::gacc::rt::openTargetDevice(targetName, device);
+      !s)
     return s;
   DialectRegistry registry;
   registerAllDialects(registry);

@@ -26,13 +26,6 @@ jitCompileStep(ModuleOp module, StringRef stepName,
                function_ref<LogicalResult(PassManager &)> configure = {},
                const CodegenTarget &target = {});
 
-/// The device memory a step compiled for `target` runs on: none for the
-/// CPU, the emulated device, or the first GPU's (open it before the JIT
-/// initializes: the step's kernels load then). An error names the cause.
-::gacc::rt::Status
-openTargetDevice(const CodegenTarget &target,
-                 std::unique_ptr<::gacc::rt::DeviceMemory> &device);
-
 /// The JIT's host API, the in-process counterpart of rt::openTrainer (no
 /// MLIR or LLVM types): compiles the MLIR text of a model (`name` labels it
 /// in messages) for `target` ("cpu", "cuda" or "cuda-emulated") and returns

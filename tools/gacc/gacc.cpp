@@ -440,14 +440,15 @@ static int compile(LoadedModel &model) {
   FailureOr<mlir::gacc::CodegenTarget> codegen = codegenTarget("compile");
   if (failed(codegen))
     return 1;
-  if (target != "cuda" && emitKind == mlir::gacc::EmitKind::Ptx) {
+  if (codegen->kind != mlir::gacc::StepTarget::Cuda &&
+      emitKind == mlir::gacc::EmitKind::Ptx) {
     errs() << "gacc compile: error: --emit ptx needs --target cuda\n";
     return 1;
   }
   PipelineFlags flags;
   if (emitKind == mlir::gacc::EmitKind::Ptx) {
     FailureOr<std::string> ptx = mlir::gacc::compileCudaKernels(
-        *model.module, stepName, "sm_80",
+        *model.module, stepName, *codegen,
         [&](mlir::PassManager &pm) { return flags.configure(pm); });
     return failed(ptx) ? 1 : writeOutput(*ptx);
   }
@@ -602,7 +603,8 @@ int main(int argc, char **argv) {
     return 1;
   // The device first: the JIT loads the kernels as it initializes.
   std::unique_ptr<gacc::rt::DeviceMemory> device;
-  if (gacc::rt::Status s = mlir::gacc::openTargetDevice(*codegen, device);
+  if (gacc::rt::Status s = gacc::rt::openTargetDevice(
+          mlir::gacc::targetName(codegen->kind).str(), device);
       !s) {
     errs() << "gacc run: error: " << s.message() << "\n";
     return 1;

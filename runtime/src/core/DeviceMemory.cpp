@@ -64,4 +64,20 @@ Status openCudaDeviceMemory(int ordinal, std::unique_ptr<DeviceMemory> &out) {
   return Status();
 }
 
+Status openTargetDevice(const std::string &target,
+                        std::unique_ptr<DeviceMemory> &out) {
+  if (target == "cpu")
+    return Status();
+  if (target == "cuda-emulated") {
+    out = makeEmulatedDeviceMemory();
+    return Status();
+  }
+  if (target == "cuda") {
+    if (Status status = openCudaDeviceMemory(0, out); !status)
+      return Status::error("target cuda: " + status.message());
+    return Status();
+  }
+  return Status::error("target '" + target + "' is unknown to this runtime");
+}
+
 } // namespace gacc::rt

@@ -131,14 +131,8 @@ Status openTrainer(const std::string &path, uint64_t seed,
     return status;
   // A CUDA step's device opens first: its host code loads the kernels.
   std::unique_ptr<DeviceMemory> device;
-  if (artifact.target == "cuda-emulated")
-    device = makeEmulatedDeviceMemory();
-  else if (artifact.target == "cuda") {
-    if (Status status = openCudaDeviceMemory(0, device); !status)
-      return Status::error(path + ": target cuda: " + status.message());
-  } else if (artifact.target != "cpu")
-    return Status::error(path + ": target '" + artifact.target +
-                         "' is unknown to this runtime");
+  if (Status status = openTargetDevice(artifact.target, device); !status)
+    return Status::error(path + ": " + status.message());
   auto host = artifact.sections.find("host");
   if (host == artifact.sections.end())
     return Status::error(path + ": no host code section");

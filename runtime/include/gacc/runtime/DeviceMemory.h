@@ -38,6 +38,14 @@ std::unique_ptr<DeviceMemory> makeEmulatedDeviceMemory();
 /// an error naming the cause without a driver or device.
 Status openCudaDeviceMemory(int ordinal, std::unique_ptr<DeviceMemory> &out);
 
+/// The device a step compiled for `target` runs on, opened before its host
+/// code loads (a CUDA step loads its kernels then): none for "cpu" (`out`
+/// stays null), the emulated device for "cuda-emulated", the first GPU for
+/// "cuda". Errors say "target T: " and why. The one mapping from a target
+/// to its device, for artifacts and the JIT alike.
+Status openTargetDevice(const std::string &target,
+                        std::unique_ptr<DeviceMemory> &out);
+
 } // namespace gacc::rt
 
 #endif // GACC_RUNTIME_DEVICEMEMORY_H
