@@ -24,53 +24,40 @@ using namespace gacc::rt;
 
 namespace {
 
-[[noreturn]] void finding(const char *what, const Status &status) {
-  std::fprintf(stderr, "gacc-readers-fuzzer: %s: %s\n", what,
+/// Reads `bytes` as a `format` file with `parse`; what it accepts must
+/// serialize and read back to the same bytes.
+template <typename T, typename Parse, typename Serialize>
+void read(const char *format, const std::string &bytes, Parse parse,
+          Serialize serialize) {
+  T value;
+  if (!parse(bytes, "input", value))
+    return;
+  std::string once = serialize(value);
+  T again;
+  Status status = parse(once, "reserialized", again);
+  if (status && serialize(again) == once)
+    return;
+  std::fprintf(stderr, "gacc-readers-fuzzer: a %s file it wrote %s %s\n",
+               format, status ? "reads back differently" : "does not read back:",
                status.message().c_str());
   std::abort();
 }
 
-const std::byte *asBytes(const std::string &text) {
-  return reinterpret_cast<const std::byte *>(text.data());
+Status parseSafetensorsText(const std::string &bytes, const std::string &origin,
+                            TensorFile &out) {
+  return parseSafetensors(reinterpret_cast<const std::byte *>(bytes.data()),
+                          bytes.size(), origin, out);
 }
 
-void readSafetensors(const std::byte *bytes, size_t size) {
-  TensorFile file;
-  if (!parseSafetensors(bytes, size, "input", file))
-    return;
-  std::string once = serializeSafetensors(file);
-  TensorFile again;
-  if (Status status =
-          parseSafetensors(asBytes(once), once.size(), "reserialized", again);
-      !status)
-    finding("safetensors it wrote do not read back", status);
-  if (serializeSafetensors(again) != once)
-    finding("safetensors read back differently", Status());
+Status parseNpyText(const std::string &bytes, const std::string &origin,
+                    Tensor &out) {
+  return parseNpy(reinterpret_cast<const std::byte *>(bytes.data()),
+                  bytes.size(), origin, out);
 }
 
-void readNpy(const std::byte *bytes, size_t size) {
-  Tensor tensor;
-  if (!parseNpy(bytes, size, "input", tensor))
-    return;
-  std::string once = serializeNpy(tensor);
-  Tensor again;
-  if (Status status = parseNpy(asBytes(once), once.size(), "reserialized", again);
-      !status)
-    finding(".npy it wrote does not read back", status);
-  if (serializeNpy(again) != once)
-    finding(".npy read back differently", Status());
-}
-
-void readArtifact(const std::string &bytes) {
-  Artifact artifact;
-  if (!parseArtifact(bytes, "input", /*target=*/"", artifact))
-    return;
-  std::string once = serializeArtifact(artifact);
-  Artifact again;
-  if (Status status = parseArtifact(once, "reserialized", "", again); !status)
-    finding("an artifact it wrote does not read back", status);
-  if (serializeArtifact(again) != once)
-    finding("an artifact read back differently", Status());
+Status parseAnyArtifact(const std::string &bytes, const std::string &origin,
+                        Artifact &out) {
+  return parseArtifact(bytes, origin, /*target=*/"", out);
 }
 
 /// FNV-1a 64 as docs/artifact.md defines it, written apart from the
@@ -107,12 +94,12 @@ std::string sealAsArtifactHeader(const std::string &header) {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  auto *bytes = reinterpret_cast<const std::byte *>(data);
-  readSafetensors(bytes, size);
-  readNpy(bytes, size);
-  std::string text(reinterpret_cast<const char *>(data), size);
-  readArtifact(text);
-  if (std::string sealed = sealAsArtifactHeader(text); !sealed.empty())
-    readArtifact(sealed);
+  std::string bytes(reinterpret_cast<const char *>(data), size);
+  read<TensorFile>("safetensors", bytes, parseSafetensorsText,
+                   serializeSafetensors);
+  read<Tensor>(".npy", bytes, parseNpyText, serializeNpy);
+  read<Artifact>("artifact", bytes, parseAnyArtifact, serializeArtifact);
+  if (std::string sealed = sealAsArtifactHeader(bytes); !sealed.empty())
+    read<Artifact>("artifact", sealed, parseAnyArtifact, serializeArtifact);
   return 0;
 }
