@@ -1,5 +1,6 @@
 //===- RuntimeTest.cpp - optimizer scalars, npy, initializers, data ---------===//
 
+#include "gacc/runtime/CpuMemory.h"
 #include "gacc/runtime/Dataset.h"
 #include "gacc/runtime/Init.h"
 #include "gacc/runtime/Npy.h"
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 using namespace gacc::rt;
@@ -174,6 +176,35 @@ TEST(SyntheticData, LabelsInRangeAndStepsDeterministic) {
     EXPECT_GE(label, 0);
     EXPECT_LT(label, 5);
   }
+}
+
+// A compiled step whose heap has no room: the allocation returns to the
+// trainer instead of handing null to code that does not check it, the call
+// fails with an error naming the bytes, and the trainer, its state now
+// undefined, refuses every later call.
+TEST(Trainer, StepWithoutHeapRoomIsAClearError) {
+  ModelInfo model;
+  model.unplannedBytes = 4096;
+  CompiledStep compiled;
+  compiled.eval = [](ArenaDescriptor *, ArenaDescriptor *, ArenaDescriptor *,
+                     ArenaDescriptor *) {
+    gacc_cpu_malloc(size_t(1) << 62);
+    std::abort(); // compiled code would go on with null
+  };
+  Trainer trainer(model, compiled);
+  ASSERT_TRUE(trainer.initialize(0).ok());
+  double loss;
+  std::vector<Tensor> outputs;
+  Status status = trainer.evaluate(loss, outputs);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "out of memory in the step: a temporary of " +
+                std::to_string(size_t(1) << 62) +
+                " bytes that the memory plan leaves to the heap could not be "
+                "allocated (the plan: 0 bytes of arenas, up to 4096 on the "
+                "heap); the step stopped midway and this trainer's state is "
+                "undefined: open it again (from a checkpoint) to go on");
+  EXPECT_EQ(trainer.evaluate(loss, outputs).message(), status.message());
 }
 
 // A plan whose arenas do not fit in memory: initialize() says so, naming

@@ -637,6 +637,8 @@ Status Trainer::setBatch(const Batch &batch) {
 }
 
 Status Trainer::call(StepEntry entry) {
+  if (!interruptedCall_)
+    return interruptedCall_;
   // On a device, the batch and io arenas go up and io comes back every
   // call; the state goes up only after the host wrote it.
   if (device_) {
@@ -654,9 +656,31 @@ Status Trainer::call(StepEntry entry) {
   auto arena = [&](Arena &a) {
     return device_ ? &a.deviceDescriptor : &a.descriptor;
   };
+  struct Call {
+    StepEntry entry;
+    ArenaDescriptor *state, *batch, *io, *workspace;
+  } call{entry, arena(*state_), arena(*batch_), arena(*io_),
+         arena(*workspace_)};
   setStepCommunicator(communicator_);
-  entry(arena(*state_), arena(*batch_), arena(*io_), arena(*workspace_));
+  size_t failedBytes = 0;
+  bool finished = runCatchingHeapExhaustion(
+      [](void *context) {
+        auto *c = static_cast<Call *>(context);
+        c->entry(c->state, c->batch, c->io, c->workspace);
+      },
+      &call, failedBytes);
   setStepCommunicator(nullptr);
+  if (!finished)
+    return interruptedCall_ = Status::error(
+               "out of memory in the step: a temporary of " +
+               std::to_string(failedBytes) +
+               " bytes that the memory plan leaves to the heap could not be "
+               "allocated (the plan: " + std::to_string(arenaBytes()) +
+               " bytes of arenas, up to " +
+               std::to_string(model_.unplannedBytes) +
+               " on the heap); the step stopped midway and this trainer's "
+               "state is undefined: open it again (from a checkpoint) to go "
+               "on");
   if (device_) {
     stateNewerOnDevice_ = true;
     noteDeviceStatus(

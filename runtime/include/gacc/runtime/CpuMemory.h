@@ -31,6 +31,14 @@ CpuMemoryStats cpuMemoryStats();
 /// Starts a new peak measurement from the bytes live now.
 void resetCpuMemoryPeak();
 
+/// Calls `function(context)`, which runs compiled code. Compiled code does
+/// not check what malloc returns: if its heap has no room inside the call,
+/// the allocation returns here instead of handing it null. Then the result
+/// is false with the bytes asked for in `failedBytes`. (Compiled code holds
+/// nothing to unwind; what it allocated before stays allocated.)
+bool runCatchingHeapExhaustion(void (*function)(void *), void *context,
+                               size_t &failedBytes);
+
 } // namespace gacc::rt
 
 #endif // GACC_RUNTIME_CPUMEMORY_H

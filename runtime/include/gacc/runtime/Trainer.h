@@ -183,6 +183,9 @@ private:
   mutable bool stateNewerOnDevice_ = false;
   bool stateNewerOnHost_ = false;
   mutable Status deviceStatus_;
+  /// Set when a call's heap ran out of memory: the step stopped midway and
+  /// its state is undefined, so every later call returns this.
+  Status interruptedCall_;
   uint64_t step_ = 0, optimizerStep_ = 0;
   /// The loss scale the last step used (its 16-bit f16 gradients are
   /// scaled by it).
