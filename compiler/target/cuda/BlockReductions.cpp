@@ -1,6 +1,7 @@
 //===- BlockReductions.cpp - one block per reduced element ------------------===//
 
 #include "compiler/target/cuda/KernelCodegen.h"
+#include "compiler/target/cuda/KernelIndexing.h"
 #include "compiler/target/cuda/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -12,6 +13,8 @@ namespace mlir::gacc {
 } // namespace mlir::gacc
 
 using namespace mlir;
+using gacc::applyMap;
+using gacc::delinearize;
 using gacc::kThreadsPerBlock;
 
 namespace {
@@ -90,36 +93,6 @@ Value combine(OpBuilder &b, const Reduction &reduction, Value a, Value c) {
   mapping.map(reduction.combiner->getOperand(0), a);
   mapping.map(reduction.combiner->getOperand(1), c);
   return b.clone(*reduction.combiner, mapping)->getResult(0);
-}
-
-/// `index` (< the product of their ranges) split into the loop indices of
-/// `dims`, the last one fastest.
-void delinearize(ImplicitLocOpBuilder &b, Value index, ArrayRef<unsigned> dims,
-                 ArrayRef<int64_t> ranges, SmallVectorImpl<Value> &loopIndex) {
-  if (dims.empty())
-    return;
-  for (unsigned dim : llvm::reverse(dims.drop_front())) {
-    Value range = arith::ConstantIndexOp::create(b, ranges[dim]);
-    loopIndex[dim] = arith::RemUIOp::create(b, index, range);
-    index = arith::DivUIOp::create(b, index, range);
-  }
-  loopIndex[dims.front()] = index;
-}
-
-/// The value of `map`'s results at `loopIndex`.
-SmallVector<Value> applyMap(ImplicitLocOpBuilder &b, AffineMap map,
-                            ArrayRef<Value> loopIndex) {
-  SmallVector<Value> result;
-  for (AffineExpr expr : map.getResults()) {
-    if (auto dim = dyn_cast<AffineDimExpr>(expr))
-      result.push_back(loopIndex[dim.getPosition()]);
-    else if (auto constant = dyn_cast<AffineConstantExpr>(expr))
-      result.push_back(arith::ConstantIndexOp::create(b, constant.getValue()));
-    else
-      result.push_back(affine::AffineApplyOp::create(
-          b, AffineMap::get(map.getNumDims(), 0, expr), loopIndex));
-  }
-  return result;
 }
 
 void emitBlockReduction(const Reduction &reduction) {

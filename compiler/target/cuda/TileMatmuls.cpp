@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/target/cpu/Passes.h"
+#include "compiler/target/cuda/KernelIndexing.h"
 #include "compiler/target/cuda/Passes.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -114,20 +115,15 @@ void emitTiledMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
 
   // The batch indices, from blockIdx.z.
   SmallVector<Value> loopIndex(ranges.size());
-  Value remaining = block.z;
-  for (int i = batchLoops - 1; i >= 0; --i) {
-    loopIndex[i] = rem(remaining, ranges[i]);
-    remaining = div(remaining, ranges[i]);
-  }
+  SmallVector<unsigned> batchDims =
+      llvm::to_vector(llvm::seq<unsigned>(0, batchLoops));
+  gacc::delinearize(b, block.z, batchDims, ranges, loopIndex);
   // The element of `operand` (indexed by `map`) at loop indices (m, n, k).
   auto indices = [&](AffineMap map, Value m, Value n, Value k) {
     loopIndex[batchLoops] = m;
     loopIndex[batchLoops + 1] = n;
     loopIndex[batchLoops + 2] = k;
-    SmallVector<Value> result;
-    for (AffineExpr e : map.getResults())
-      result.push_back(loopIndex[cast<AffineDimExpr>(e).getPosition()]);
-    return result;
+    return gacc::applyMap(b, map, loopIndex);
   };
   Value rowBase = mul(block.y, kTile), colBase = mul(block.x, kTile);
   Value linear = add(mul(thread.y, kThreads), thread.x);
