@@ -41,7 +41,7 @@ gacc=$root/build/bin/gacc
 "$gacc" compile "$root/examples/mlp.mlir" -o "$seeds/readers/mlp.gacc"
 "$gacc" run "$root/examples/mlp.mlir" --steps 1 --save "$seeds/readers/mlp.safetensors" >/dev/null
 /usr/bin/python3 - "$seeds/readers" <<'PY'
-import json, pathlib, struct, sys
+import pathlib, struct, sys
 import numpy as np
 out = pathlib.Path(sys.argv[1])
 # The artifact's header alone: the fuzzer seals it with a valid checksum.
@@ -60,8 +60,6 @@ for name, array in {
 }.items():
     np.save(out / f"{name}.npy", array)
 PY
-# The artifact's shared object makes it too long to mutate usefully: the
-# fuzzer reads its first max_len bytes, its header the whole.
 mkdir -p "$fuzz/corpus/compile" "$fuzz/corpus/readers" \
   "$fuzz/findings/compile" "$fuzz/findings/readers"
 
@@ -76,6 +74,8 @@ run() { # TARGET MAX_LEN EXTRA...
     >"$fuzz/$target.log" 2>&1
 }
 run compile 16384 -dict="$root/tools/gacc-fuzz/gacc.dict" & compile=$!
+# An artifact's shared object makes it too long to mutate usefully: the
+# readers fuzzer takes its first 8 KiB, and its header whole.
 run readers 8192 & readers=$!
 status=0
 wait $compile || status=$?

@@ -28,21 +28,19 @@ python, torch_python = config.python_executable, "/usr/bin/python3"
 # frees little at exit by design, so leaks are not checked in it.
 if config.gacc_sanitize:
     config.available_features.add("sanitize")
-    config.environment["ASAN_OPTIONS"] = \
-        "allocator_may_return_null=1:allow_user_poisoning=0"
+    asan_options = "allocator_may_return_null=1:allow_user_poisoning=0"
+    unchecked_leaks = f"ASAN_OPTIONS={asan_options}:detect_leaks=0"
+    config.environment["ASAN_OPTIONS"] = asan_options
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1"
     # libstdc++ too, or ASan cannot find the __cxa_throw it intercepts.
     libasan, libstdcxx = (subprocess.check_output(
         [config.cxx_compiler, f"-print-file-name={name}"], text=True).strip()
         for name in ("libasan.so", "libstdc++.so.6"))
-    preload = (f"env LD_PRELOAD='{libasan} {libstdcxx}' ASAN_OPTIONS="
-               "allocator_may_return_null=1:allow_user_poisoning=0:detect_leaks=0 ")
+    preload = f"env LD_PRELOAD='{libasan} {libstdcxx}' {unchecked_leaks} "
     python, torch_python = preload + python, preload + torch_python
     # Open MPI leaks on threads of its own, which LeakSanitizer cannot tell
     # from gacc's: the ranks of an MPI job do not check leaks.
-    mpirun = ("mpirun -x ASAN_OPTIONS="
-              "allocator_may_return_null=1:allow_user_poisoning=0:detect_leaks=0")
-    config.substitutions.append((r"\bmpirun\b", mpirun))
+    config.substitutions.append((r"\bmpirun\b", f"mpirun -x {unchecked_leaks}"))
 config.substitutions.append(("%python", python))
 
 # Debian's python3 has NumPy and PyTorch (scripts/test.sh installs them);

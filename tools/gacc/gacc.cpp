@@ -603,9 +603,7 @@ int main(int argc, char **argv) {
     return 1;
   // The device first: the JIT loads the kernels as it initializes.
   std::unique_ptr<gacc::rt::DeviceMemory> device;
-  if (gacc::rt::Status s = gacc::rt::openTargetDevice(
-          mlir::gacc::targetName(codegen->kind).str(), device);
-      !s) {
+  if (gacc::rt::Status s = gacc::rt::openTargetDevice(target, device); !s) {
     errs() << "gacc run: error: " << s.message() << "\n";
     return 1;
   }
