@@ -3,7 +3,8 @@
 # a GPU machine without LLVM: the runtime's test binary and runtime-only
 # trainer (from build/), the Debian libraries they link that such a machine
 # lacks, the examples' kernels as PTX, the examples compiled for the CPU and
-# for CUDA (f32 and bf16), and the PyTorch peer.
+# for CUDA (f32, bf16, and f16 with accumulation and remat), and the
+# PyTorch peer.
 set -euo pipefail
 out=${1:-build-gpu}
 rm -rf "$out" && mkdir -p "$out/lib"
@@ -15,16 +16,24 @@ done
 # The kernels of the examples, plain and in bf16.
 for model in mlp gpt_mini; do
   build/bin/gacc compile "examples/$model.mlir" --target cuda --emit ptx \
-    -o "$out/$model.ptx"
+    -o "$out/$model.f32.ptx"
   build/bin/gacc compile "examples/$model.mlir" --target cuda --emit ptx \
-    --precision bf16 -o "$out/${model}_bf16.ptx"
+    --precision bf16 -o "$out/$model.bf16.ptx"
 done
-# The examples for gpu_bench.sh: the same step for the CPU and for CUDA.
+# The examples for gpu_bench.sh: the same step for the CPU and for CUDA, as
+# written (f32), in bf16, and with accumulation, remat and f16 loss scaling
+# together (deliverable 3 of issue 9: every transform on the GPU).
+declare -A variants=(
+  [f32]=""
+  [bf16]="--precision bf16"
+  [f16_ga4_sqrt]="--precision f16 --accumulation-steps 4 --remat sqrt"
+)
 for model in mlp gpt_mini; do
-  for precision in f32 bf16; do
+  for variant in "${!variants[@]}"; do
     for target in cpu cuda; do
+      # shellcheck disable=SC2086 # the flags are words
       build/bin/gacc compile "examples/$model.mlir" --target "$target" \
-        --precision "$precision" -o "$out/${model}_$precision.$target.gacc"
+        ${variants[$variant]} -o "$out/$model.$variant.$target.gacc"
     done
   done
 done

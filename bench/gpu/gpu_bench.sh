@@ -6,11 +6,12 @@
 #   here:  scripts/gpu_bundle.sh build-gpu
 #   there: bench/gpu/gpu_bench.sh build-gpu [STEPS]
 #
-# For the MLP and GPT-mini in f32 and bf16: the CUDA artifact's losses over
-# STEPS steps (same synthetic batches) against the CPU artifact's (parity:
-# the largest relative difference, within 1e-4 in f32 and 2e-2 in bf16),
-# then samples/s of the CUDA artifact and of PyTorch (torch_peer.py) and
-# their ratio. Exits non-zero on a parity failure.
+# For each example and variant the bundle holds (MODEL.VARIANT.cuda.gacc:
+# f32, bf16, f16 with accumulation and remat): the CUDA artifact's losses
+# over STEPS steps (same synthetic batches) against the CPU artifact's
+# (parity: the largest relative difference, within 1e-4 in f32 and 2e-2 in
+# f16/bf16), the samples/s of both and, for f32 and bf16, of PyTorch
+# (torch_peer.py) and the ratio. Exits non-zero on a parity failure.
 set -euo pipefail
 bundle=${1:-build-gpu}
 steps=${2:-30}
@@ -18,18 +19,25 @@ export LD_LIBRARY_PATH="$bundle/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 python=${PYTHON:-python3}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 status=0
-for model in mlp gpt_mini; do
-  for precision in f32 bf16; do
-    tag="${model}_${precision}"
-    "$bundle/gacc-train-artifact" "$bundle/$tag.cpu.gacc" "$steps" > "$bundle/$tag.cpu.out"
-    "$bundle/gacc-train-artifact" "$bundle/$tag.cuda.gacc" "$steps" > "$bundle/$tag.cuda.out"
+for artifact in "$bundle"/*.cuda.gacc; do
+  tag=${artifact%.cuda.gacc}
+  name=${tag##*/}
+  model=${name%%.*}
+  variant=${name#*.}
+  "$bundle/gacc-train-artifact" "$tag.cpu.gacc" "$steps" > "$tag.cpu.out"
+  "$bundle/gacc-train-artifact" "$tag.cuda.gacc" "$steps" > "$tag.cuda.out"
+  rm -f "$tag.torch.out"
+  if [[ $variant == f32 || $variant == bf16 ]]; then
     peer=$([ "$model" = mlp ] && echo mlp || echo gpt)
-    (cd "$bundle" && $python torch_peer.py "$peer" "$precision" "$steps") > "$bundle/$tag.torch.out"
-    $python - "$bundle/$tag" "$precision" <<'PY' || status=1
-import sys
-tag, precision = sys.argv[1], sys.argv[2]
+    (cd "$bundle" && $python torch_peer.py "$peer" "$variant" "$steps") > "$tag.torch.out"
+  fi
+  $python - "$tag" "$variant" <<'PY' || status=1
+import os, sys
+tag, variant = sys.argv[1], sys.argv[2]
 def read(kind):
     losses, rate = [], None
+    if not os.path.exists(f"{tag}.{kind}.out"):
+        return losses, rate
     for line in open(f"{tag}.{kind}.out"):
         word, *rest = line.split()
         if word == "loss":
@@ -41,13 +49,14 @@ cpu, cpu_rate = read("cpu")
 gpu, gpu_rate = read("cuda")
 _, torch_rate = read("torch")
 worst = max(abs(a - b) / abs(b) for a, b in zip(gpu, cpu))
-tolerance = 1e-4 if precision == "f32" else 2e-2
+tolerance = 1e-4 if variant == "f32" else 2e-2
 ok = len(gpu) == len(cpu) and worst <= tolerance
-print(f"{tag.split('/')[-1]}: losses vs CPU {worst:.1e} ({'ok' if ok else 'MISMATCH'}), "
-      f"gacc {gpu_rate:.0f} samples/s (CPU {cpu_rate:.0f}), "
-      f"PyTorch {torch_rate:.0f} samples/s, gacc/PyTorch {gpu_rate / torch_rate:.2f}")
+line = (f"{os.path.basename(tag)}: losses vs CPU {worst:.1e} ({'ok' if ok else 'MISMATCH'}), "
+        f"gacc {gpu_rate:.0f} samples/s (CPU {cpu_rate:.0f})")
+if torch_rate:
+    line += f", PyTorch {torch_rate:.0f} samples/s, gacc/PyTorch {gpu_rate / torch_rate:.2f}"
+print(line)
 sys.exit(0 if ok else 1)
 PY
-  done
 done
 exit $status

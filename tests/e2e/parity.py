@@ -107,7 +107,7 @@ def gpt_padded_batch():
 def gpt_loss(p, batch):
     B = batch["tokens"].shape[0]  # any batch (a rank's share, too)
     x = p["wte.weight"][batch["tokens"].long()] + p["wpe.weight"]
-    mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    mask = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
     key_bias = 0.0
     if "mask" in batch:
         key_bias = (batch["mask"] - 1).reshape(B, 1, 1, T) * 1e9

@@ -75,3 +75,37 @@ func.func @host_reads_for_control(%n: memref<index>, %v: memref<256xf32>) {
   }
   return
 }
+
+// -----
+
+// A kernel reading a constant global of the host (an accumulator's zeros,
+// through a view) gets the global and the view in its body: outlining then
+// gives the kernel module its own copy, in device memory.
+memref.global "private" constant @zeros : memref<4x8xf32> = dense<0.0>
+memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+// CHECK-LABEL: func.func @kernel_reads_host_constants
+// CHECK-NOT: memref.get_global
+// CHECK: gpu.launch
+// CHECK-DAG: %[[ZEROS:.*]] = memref.get_global @zeros
+// CHECK-DAG: %[[ROW:.*]] = memref.subview %[[ZEROS]][1, 0] [1, 8] [1, 1]
+// CHECK-DAG: %[[TABLE:.*]] = memref.get_global @table
+// CHECK: memref.load %[[ROW]]
+// CHECK: memref.load %[[TABLE]]
+// CHECK: gpu.terminator
+func.func @kernel_reads_host_constants(%out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zeros = memref.get_global @zeros : memref<4x8xf32>
+  %row = memref.subview %zeros[1, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: 8>>
+  %table = memref.get_global @table : memref<4xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %z = memref.load %row[%tx] : memref<8xf32, strided<[1], offset: 8>>
+    %t = memref.load %table[%c0] : memref<4xf32>
+    %s = arith.addf %z, %t : f32
+    memref.store %s, %out[%tx] : memref<8xf32>
+    gpu.terminator
+  }
+  return
+}

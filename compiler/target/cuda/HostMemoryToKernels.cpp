@@ -2,6 +2,7 @@
 
 #include "compiler/target/cuda/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -50,6 +51,17 @@ bool readsOrWrites(Operation *op) {
       .wasInterrupted();
 }
 
+/// Whether `op` is a constant global of the host or a view of one: a
+/// kernel gets its own copy (outlining clones the global into the kernel
+/// module, in device memory).
+bool isHostConstant(Operation *op) {
+  if (isa<memref::GetGlobalOp>(op))
+    return true;
+  auto view = dyn_cast<ViewLikeOpInterface>(op);
+  Operation *source = view ? view.getViewSource().getDefiningOp() : nullptr;
+  return source && isHostConstant(source);
+}
+
 class HostMemoryToKernels {
 public:
   explicit HostMemoryToKernels(func::FuncOp func) : func(func) {}
@@ -65,6 +77,22 @@ public:
         memref::DeallocOp::create(b, ret.getLoc(), scratch);
       });
     }
+    // Kernels read constants (a zero accumulator to start from, a table)
+    // from their own copies: the host's are out of a GPU's reach.
+    func.walk([](gpu::LaunchOp launch) {
+      (void)sinkOperationsIntoLaunchOp(launch, [](Operation *op) {
+        return isHostConstant(op) || isa<arith::ConstantOp>(op);
+      });
+    });
+    SmallVector<Operation *> hostConstants;
+    func.walk([&](Operation *op) {
+      if (isHostConstant(op))
+        hostConstants.push_back(op);
+    });
+    // Views before the globals they view.
+    for (Operation *op : llvm::reverse(hostConstants))
+      if (op->use_empty())
+        op->erase();
   }
 
 private:

@@ -23,6 +23,7 @@ struct MergeKernelModulesPass
     MLIRContext *context = module.getContext();
     // (module, function) -> the function's name in the merged module.
     llvm::DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
+    SymbolTable mergedSymbols(merged);
     for (gpu::GPUModuleOp kernelModule : kernelModules) {
       SmallVector<gpu::GPUFuncOp> funcs(kernelModule.getOps<gpu::GPUFuncOp>());
       for (gpu::GPUFuncOp func : funcs) {
@@ -34,6 +35,12 @@ struct MergeKernelModulesPass
         func->moveBefore(merged.getBody(), merged.getBody()->end());
         func.setName(name);
       }
+      // The other symbols outlining cloned into each module (the host's
+      // constant globals) are copies of one definition: keep one.
+      for (Operation &op : kernelModule.getBody()->getOperations())
+        if (auto symbol = dyn_cast<SymbolOpInterface>(op))
+          if (!mergedSymbols.lookup(symbol.getNameAttr()))
+            mergedSymbols.insert(op.clone());
       kernelModule.erase();
     }
     module.walk([&](gpu::LaunchFuncOp launch) {

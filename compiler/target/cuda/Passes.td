@@ -107,8 +107,11 @@ def HostMemoryToKernels : Pass<"gacc-cuda-host-memory-to-kernels", "::mlir::func
     run ends: launches, calls, allocations and frees keep their place, so
     the order of memory accesses is kept. A value the run computes and a
     later kernel (or run) uses passes through a 0-d scratch buffer: stored
-    by the run, loaded by its user. Then nothing on the host reads or
-    writes memory; the pass fails, pointing at the op, if something still
+    by the run, loaded by its user. The other way round, a kernel that reads
+    a constant global of the host (a zero accumulator to copy from, a
+    table) gets the `memref.get_global` (and views of it) sunk into its
+    body, so that outlining gives its module a copy in device memory. Then
+    nothing on the host reads or writes memory; the pass fails, pointing at the op, if something still
     does (a load feeding a loop that holds kernels, for instance).
 
     ```mlir
@@ -171,7 +174,9 @@ def MergeKernelModules : Pass<"gacc-cuda-merge-kernel-modules", "ModuleOp"> {
     `gpu-kernel-outlining` gives each kernel its own `gpu.module`. This pass
     moves every kernel into one module, `gacc_kernels`, each renamed after
     the module it came from, and updates the launches: a step becomes one
-    PTX module (one load, one ptxas run) instead of one per kernel.
+    PTX module (one load, one ptxas run) instead of one per kernel. The
+    other symbols outlining copied into the modules (the host's constant
+    globals that kernels read) are kept once.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

@@ -1,0 +1,38 @@
+// RUN: gacc-opt %s --gpu-kernel-outlining --gacc-cuda-merge-kernel-modules | FileCheck %s
+
+// Two kernels, each outlined into its own module with a copy of the
+// constant global it reads, end up in one module, gacc_kernels, named after
+// the modules they came from, with one copy of the global; the launches
+// name them there.
+// CHECK: memref.global "private" constant @table
+// CHECK: func.func @two_kernels
+// CHECK: gpu.launch_func @gacc_kernels::@two_kernels_kernel blocks
+// CHECK: gpu.launch_func @gacc_kernels::@two_kernels_kernel_0 blocks
+// CHECK: gpu.module @gacc_kernels
+// CHECK-DAG: gpu.func @two_kernels_kernel(
+// CHECK-DAG: gpu.func @two_kernels_kernel_0(
+// CHECK-DAG: memref.global "private" constant @table
+// CHECK-NOT: memref.global
+// CHECK-NOT: gpu.module
+memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+func.func @two_kernels(%out: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %table = memref.get_global @table : memref<4xf32>
+    %t = memref.load %table[%tx] : memref<4xf32>
+    memref.store %t, %out[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %table = memref.get_global @table : memref<4xf32>
+    %t = memref.load %table[%tx] : memref<4xf32>
+    %o = memref.load %out[%tx] : memref<4xf32>
+    %s = arith.addf %t, %o : f32
+    memref.store %s, %out[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
