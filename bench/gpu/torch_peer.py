@@ -1,7 +1,9 @@
 """PyTorch's samples/s for the examples on the GPU, the peer of
 gacc-train-artifact in bench/gpu/gpu_bench.sh: the same model (the
 definitions of tests/e2e/parity.py), batch and AdamW, in f32 or with bf16
-autocast, timed after 3 warm-up steps (CUDA synchronized).
+autocast, timed after 3 warm-up steps (CUDA synchronized). Like
+gacc-train-artifact's steps, each uploads the batch from host memory and
+reads the loss back.
 
     torch_peer.py {mlp,gpt} {f32,bf16} STEPS
 """
@@ -18,13 +20,14 @@ model, precision, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 _, make_params, make_batch, loss_fn, adamw, clip = parity.MODELS[model]
 device = torch.device("cuda")
 params = {k: v.to(device).requires_grad_(True) for k, v in make_params().items()}
-batch = {k: v.to(device) for k, v in make_batch().items()}
+host_batch = make_batch()
 optimizer = torch.optim.AdamW(params.values(), **adamw)
-samples = next(iter(batch.values())).shape[0]
+samples = next(iter(host_batch.values())).shape[0]
 for step in range(steps):
     if step == 3:
         torch.cuda.synchronize()
         start = time.perf_counter()
+    batch = {k: v.to(device) for k, v in host_batch.items()}
     optimizer.zero_grad(set_to_none=True)
     with torch.autocast("cuda", dtype=torch.bfloat16,
                         enabled=precision == "bf16"):
@@ -33,5 +36,6 @@ for step in range(steps):
     if clip:
         torch.nn.utils.clip_grad_norm_(params.values(), clip)
     optimizer.step()
+    loss.item()
 torch.cuda.synchronize()
 print(f"samples_per_s {samples * (steps - 3) / (time.perf_counter() - start):.1f}")

@@ -2,8 +2,9 @@
 // gacc-cuda-emulate-launches (shared-memory tiles, barriers, per-thread
 // accumulators), equal plain loops exactly on small integers: edges that
 // are not multiples of the 64x64 tile or of 16, either operand transposed,
-// a broadcast batch, f16 operands accumulating in f32, and C accumulated
-// into (C += A·B).
+// a broadcast batch, f16 operands accumulating in f32 (the tensor-core
+// kernel: its mma.sync computed lane by lane from the fragments' PTX
+// layouts), and C accumulated into (C += A·B).
 // RUN: gacc-opt %s --gacc-cuda-tile-matmuls --gacc-cuda-emulate-launches \
 // RUN:   --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \
 // RUN:   --lower-affine --finalize-memref-to-llvm --convert-math-to-llvm \

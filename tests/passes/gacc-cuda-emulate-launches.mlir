@@ -136,3 +136,72 @@ func.func @carried_across_barrier(%out: memref<256xf32>) {
   }
   return
 }
+
+// -----
+
+// A warp's mma.sync: each lane stores its fragments (bf16 pairs unpacked
+// from their i32 registers) into workgroup memory, a row per thread; after
+// a barrier it sums its 4 elements of D over the 16 k from its warp's
+// fragments, into private memory; after another barrier the result is
+// read back. All of it inside thread loops split at the two barriers.
+// CHECK-LABEL: func.func @mma
+// CHECK-DAG: %[[A:.*]] = memref.alloc() : memref<32x8xbf16>
+// CHECK-DAG: %[[B:.*]] = memref.alloc() : memref<32x4xbf16>
+// CHECK-DAG: %[[C:.*]] = memref.alloc() : memref<32x4xf32>
+// CHECK-DAG: %[[D:.*]] = memref.alloc(%{{.*}}) : memref<?x4xf32>
+// CHECK: scf.parallel
+// CHECK: llvm.bitcast %{{.*}} : i32 to vector<2xbf16>
+// CHECK: memref.store %{{.*}}, %[[A]]
+// CHECK: memref.store %{{.*}}, %[[B]]
+// CHECK: memref.store %{{.*}}, %[[C]]
+// CHECK: scf.reduce
+// CHECK: scf.parallel
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c1{{.*}} iter_args
+// CHECK: memref.load %[[A]]
+// CHECK: memref.load %[[B]]
+// CHECK: scf.reduce
+// CHECK: scf.parallel
+// CHECK: llvm.insertvalue
+// CHECK-NOT: nvvm.mma.sync
+func.func @mma(%a: memref<32x4xi32>, %b: memref<32x2xi32>, %d: memref<32x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %a0 = memref.load %a[%tx, %c0] : memref<32x4xi32>
+    %a1 = memref.load %a[%tx, %c1] : memref<32x4xi32>
+    %a2 = memref.load %a[%tx, %c2] : memref<32x4xi32>
+    %a3 = memref.load %a[%tx, %c3] : memref<32x4xi32>
+    %b0 = memref.load %b[%tx, %c0] : memref<32x2xi32>
+    %b1 = memref.load %b[%tx, %c1] : memref<32x2xi32>
+    %r = nvvm.mma.sync A[%a0, %a1, %a2, %a3] B[%b0, %b1] C[%zero, %zero, %zero, %zero]
+      {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>,
+       multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>,
+       shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    %d0 = llvm.extractvalue %r[0] : !llvm.struct<(f32, f32, f32, f32)>
+    memref.store %d0, %d[%tx, %c0] : memref<32x4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Only the mma.sync TileMatmuls emits can be emulated.
+func.func @other_mma(%a0: vector<2xf16>, %b0: vector<2xf16>, %c: f32) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    // expected-error @below {{'nvvm.mma.sync' op cannot be emulated (only m16n8k16, row-col, f16 or bf16 into f32)}}
+    %r = nvvm.mma.sync A[%a0, %a0] B[%b0] C[%c, %c, %c, %c]
+      {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>,
+       shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    gpu.terminator
+  }
+  return
+}

@@ -50,12 +50,23 @@ func.func @linear(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %y: memref<70
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
 
-// bf16 operands stay 16-bit in workgroup memory and are widened for the
-// f32 accumulator.
+// bf16 operands into f32 go to the tensor cores: 4 warps (32x4 threads),
+// each accumulating 2x4 m16n8 tiles (4 floats a lane each) in private
+// memory; per 16 elements of K, 8 mma.sync m16n8k16 on fragments read from
+// the 16-bit shared tiles, two elements packed into each i32 register.
 // CHECK-LABEL: func.func @bf16
-// CHECK: workgroup(%{{.*}} : memref<16x64xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xbf16, #gpu.address_space<workgroup>>)
-// CHECK-SAME: private(%{{.*}} : memref<4x4xf32, #gpu.address_space<private>>)
-// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK-DAG: %[[WARPS:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[LANES:.*]] = arith.constant 32 : index
+// CHECK: gpu.launch blocks({{[^)]*}}) in ({{[^)]*}}) threads({{[^)]*}}) in (%{{[^ ]*}} = %[[LANES]], %{{[^ ]*}} = %[[WARPS]], %{{[^ ]*}} = %{{[^)]*}})
+// CHECK-SAME: workgroup(%[[A:.*]] : memref<16x64xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<16x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: private(%{{.*}} : memref<2x4x4xf32, #gpu.address_space<private>>)
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[A]]
+// CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xbf16>
+// CHECK: llvm.bitcast %{{.*}} : vector<2xbf16> to i32
+// CHECK-COUNT-8: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: gpu.barrier
 func.func @bf16(%a: memref<8x8xbf16>, %b: memref<8x8xbf16>, %c: memref<8x8xf32>) {
   linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : memref<8x8xbf16>, memref<8x8xbf16>) outs(%c : memref<8x8xf32>) {

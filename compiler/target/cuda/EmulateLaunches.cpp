@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/target/cuda/Passes.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::gacc {
@@ -17,6 +18,189 @@ namespace mlir::gacc {
 using namespace mlir;
 
 namespace {
+
+/// Rewrites each warp-level nvvm.mma.sync of `launch` (m16n8k16, A row-
+/// and B column-major, f16 or bf16 into f32: what TileMatmuls emits) as
+/// what one lane computes of it: every lane stores its fragments to
+/// workgroup memory; after a barrier each lane sums its four elements of D
+/// from its warp's fragments (in the layouts of PTX's mma.m16n8k16) into
+/// private memory; another barrier frees the fragments' memory for the
+/// next mma. The barriers are the block's, which is what a warp's lanes
+/// running in lockstep amount to.
+class MmaExpander {
+public:
+  explicit MmaExpander(gpu::LaunchOp launch) : launch(launch) {}
+
+  LogicalResult run() {
+    SmallVector<NVVM::MmaOp> mmas;
+    launch.getBody().walk([&](NVVM::MmaOp mma) { mmas.push_back(mma); });
+    for (NVVM::MmaOp mma : mmas)
+      if (failed(expand(mma)))
+        return failure();
+    return success();
+  }
+
+private:
+  LogicalResult expand(NVVM::MmaOp mma) {
+    Type f32 = Float32Type::get(mma.getContext());
+    std::optional<NVVM::MMATypes> type = mma.getMultiplicandAPtxType();
+    auto fourFloats = dyn_cast<LLVM::LLVMStructType>(mma.getType());
+    if (mma.getShape().getM() != 16 || mma.getShape().getN() != 8 ||
+        mma.getShape().getK() != 16 ||
+        mma.getLayoutA() != NVVM::MMALayout::row ||
+        mma.getLayoutB() != NVVM::MMALayout::col || !type ||
+        (*type != NVVM::MMATypes::f16 && *type != NVVM::MMATypes::bf16) ||
+        mma.getMultiplicandBPtxType() != type || !fourFloats ||
+        fourFloats.getBody() != ArrayRef<Type>{f32, f32, f32, f32})
+      return mma.emitOpError("cannot be emulated (only m16n8k16, row-col, "
+                             "f16 or bf16 into f32)");
+    Type element = *type == NVVM::MMATypes::f16
+                       ? Type(Float16Type::get(mma.getContext()))
+                       : Type(BFloat16Type::get(mma.getContext()));
+    if (failed(allocateScratch(mma, element)))
+      return failure();
+    ImplicitLocOpBuilder b(mma.getLoc(), mma);
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, v);
+    };
+    auto add = [&](Value x, Value y) -> Value {
+      return arith::AddIOp::create(b, x, y);
+    };
+    auto mul = [&](Value x, int64_t y) -> Value {
+      return arith::MulIOp::create(b, x, index(y));
+    };
+    auto div = [&](Value x, int64_t y) -> Value {
+      return arith::DivUIOp::create(b, x, index(y));
+    };
+    auto rem = [&](Value x, int64_t y) -> Value {
+      return arith::RemUIOp::create(b, x, index(y));
+    };
+    // This thread's place in the block, its lane and its warp's first.
+    auto threadId = [&](gpu::Dimension d) -> Value {
+      return gpu::ThreadIdOp::create(b, d);
+    };
+    auto blockDim = [&](gpu::Dimension d) -> Value {
+      return gpu::BlockDimOp::create(b, d);
+    };
+    Value linear = add(
+        arith::MulIOp::create(
+            b,
+            add(arith::MulIOp::create(b, threadId(gpu::Dimension::z),
+                                      blockDim(gpu::Dimension::y)),
+                threadId(gpu::Dimension::y)),
+            blockDim(gpu::Dimension::x)),
+        threadId(gpu::Dimension::x));
+    Value lane = rem(linear, 32);
+    Value warpStart = arith::SubIOp::create(b, linear, lane);
+
+    // The fragments, two 16-bit elements per register, the low half first.
+    auto storeFragment = [&](ValueRange registers, Value scratch) {
+      for (auto [r, reg] : llvm::enumerate(registers)) {
+        Value pair = reg;
+        if (!isa<VectorType>(pair.getType()))
+          pair = LLVM::BitcastOp::create(b, VectorType::get({2}, element), reg);
+        for (int64_t e = 0; e < 2; ++e)
+          memref::StoreOp::create(
+              b, vector::ExtractOp::create(b, pair, e), scratch,
+              ValueRange{linear, index(2 * r + e)});
+      }
+    };
+    storeFragment(mma.getOperandA(), aScratch);
+    storeFragment(mma.getOperandB(), bScratch);
+    for (auto [i, c] : llvm::enumerate(mma.getOperandC()))
+      memref::StoreOp::create(b, c, cScratch, ValueRange{linear, index(i)});
+    gpu::BarrierOp::create(b);
+
+    // D[row][col] = C[row][col] + sum over k of A[row][k] B[k][col], for
+    // this lane's rows g, g + 8 and columns 2t, 2t + 1.
+    Value g = div(lane, 4), twoT = mul(rem(lane, 4), 2);
+    SmallVector<Value> sums;
+    for (int64_t i = 0; i < 4; ++i)
+      sums.push_back(memref::LoadOp::create(b, cScratch,
+                                            ValueRange{linear, index(i)}));
+    auto kLoop = scf::ForOp::create(b, index(0), index(16), index(1), sums);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(kLoop.getBody());
+      Value k = kLoop.getInductionVar();
+      Value kPair = div(rem(k, 8), 2), kHalf = div(k, 8), kOdd = rem(k, 2);
+      // A[g + 8h][k]: lane 4g + (k % 8) / 2, slot 2 (h + 2 (k / 8)) + k % 2.
+      auto aAt = [&](int64_t h) -> Value {
+        Value source = add(warpStart, add(mul(g, 4), kPair));
+        Value slot = add(mul(add(index(h), mul(kHalf, 2)), 2), kOdd);
+        return arith::ExtFOp::create(
+            b, f32,
+            memref::LoadOp::create(b, aScratch, ValueRange{source, slot})
+                .getResult());
+      };
+      // B[k][n]: lane 4n + (k % 8) / 2, slot 2 (k / 8) + k % 2.
+      auto bAt = [&](Value n) -> Value {
+        Value source = add(warpStart, add(mul(n, 4), kPair));
+        Value slot = add(mul(kHalf, 2), kOdd);
+        return arith::ExtFOp::create(
+            b, f32,
+            memref::LoadOp::create(b, bScratch, ValueRange{source, slot})
+                .getResult());
+      };
+      Value a[2] = {aAt(0), aAt(1)};
+      Value bCols[2] = {bAt(twoT), bAt(add(twoT, index(1)))};
+      SmallVector<Value> next;
+      for (int64_t i = 0; i < 4; ++i)
+        next.push_back(arith::AddFOp::create(
+            b, kLoop.getRegionIterArgs()[i],
+            arith::MulFOp::create(b, a[i / 2], bCols[i % 2])));
+      scf::YieldOp::create(b, next);
+    }
+    for (int64_t i = 0; i < 4; ++i)
+      memref::StoreOp::create(b, kLoop.getResult(i), dPrivate,
+                              ValueRange{index(i)});
+    gpu::BarrierOp::create(b);
+    Value d = LLVM::PoisonOp::create(b, fourFloats);
+    for (int64_t i = 0; i < 4; ++i)
+      d = LLVM::InsertValueOp::create(
+          b, d, memref::LoadOp::create(b, dPrivate, ValueRange{index(i)}), i);
+    mma.replaceAllUsesWith(d);
+    mma.erase();
+    return success();
+  }
+
+  /// Per lane: A's 8 and B's 4 elements, C's 4 (workgroup memory, a row
+  /// per thread of the block), D's 4 (private).
+  LogicalResult allocateScratch(NVVM::MmaOp mma, Type element) {
+    if (aScratch) {
+      if (cast<MemRefType>(aScratch.getType()).getElementType() != element)
+        return mma.emitOpError("cannot be emulated beside an mma.sync of "
+                               "another type");
+      return success();
+    }
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    std::optional<int64_t> x = getConstantIntValue(block.x),
+                           y = getConstantIntValue(block.y),
+                           z = getConstantIntValue(block.z);
+    if (!x || !y || !z)
+      return mma.emitOpError("cannot be emulated in blocks of dynamic size");
+    int64_t threads = *x * *y * *z;
+    MLIRContext *context = mma.getContext();
+    auto workgroup = gpu::AddressSpaceAttr::get(
+        context, gpu::GPUDialect::getWorkgroupAddressSpace());
+    auto privateSpace = gpu::AddressSpaceAttr::get(
+        context, gpu::GPUDialect::getPrivateAddressSpace());
+    Type f32 = Float32Type::get(context);
+    Location loc = launch.getLoc();
+    aScratch = launch.addWorkgroupAttribution(
+        MemRefType::get({threads, 8}, element, nullptr, workgroup), loc);
+    bScratch = launch.addWorkgroupAttribution(
+        MemRefType::get({threads, 4}, element, nullptr, workgroup), loc);
+    cScratch = launch.addWorkgroupAttribution(
+        MemRefType::get({threads, 4}, f32, nullptr, workgroup), loc);
+    dPrivate = launch.addPrivateAttribution(
+        MemRefType::get({4}, f32, nullptr, privateSpace), loc);
+    return success();
+  }
+
+  gpu::LaunchOp launch;
+  Value aScratch, bScratch, cScratch, dPrivate;
+};
 
 bool containsBarrier(Operation *op) {
   return op
@@ -298,7 +482,8 @@ struct EmulateLaunchesPass
       launches.push_back(launch);
     });
     for (gpu::LaunchOp launch : launches)
-      if (failed(LaunchEmulator(launch).run()))
+      if (failed(MmaExpander(launch).run()) ||
+          failed(LaunchEmulator(launch).run()))
         return signalPassFailure();
   }
 };

@@ -21,6 +21,17 @@ def TileMatmuls : Pass<"gacc-cuda-tile-matmuls"> {
     loading and after using each tile. Edges: loads past the matrix are
     zeros, stores past it are skipped. The batch is `blockIdx.z`.
 
+    Matmuls of f16 or bf16 operands into f32 go to the tensor cores
+    instead: the same 64x64 tiles of C and shared tiles of A and B, but 4
+    warps per block (32x4 threads), each warp computing a 32x32 piece as
+    2x4 `nvvm.mma.sync` m16n8k16 tiles (row-major A, column-major B: the
+    k-major shared tiles give both), its accumulators in private memory
+    (registers: 4 floats per lane and tile). Each lane reads its fragments
+    from the shared tiles where PTX's layouts for m16n8k16 place them
+    (g = lane / 4, t = lane % 4, e = 0 or 1: A's register r holds
+    A[g + 8(r % 2)][2t + 8(r / 2) + e], B's B[2t + 8r + e][g], D's element
+    i is D[g + 8(i / 2)][2t + i % 2]), two 16-bit elements per register.
+
     ```mlir
     linalg.generic {... (m, n, k) -> (m, k), (m, n, k) -> (n, k), ...}
         ins(%a, %b : memref<64x784xf32>, memref<256x784xf32>)
@@ -37,8 +48,11 @@ def TileMatmuls : Pass<"gacc-cuda-tile-matmuls"> {
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def BlockReductions : Pass<"gacc-cuda-block-reductions"> {
@@ -201,6 +215,14 @@ def EmulateLaunches : Pass<"gacc-cuda-emulate-launches"> {
     are pure (index arithmetic); otherwise the pass fails, pointing at the
     use.
 
+    A warp's `nvvm.mma.sync` (the tensor-core matmuls' m16n8k16 on f16 or
+    bf16, into f32) is first expanded into what each lane computes of it:
+    the lanes store their fragments to workgroup memory, and after a
+    barrier each lane sums its four elements of D from its warp's fragments,
+    read where PTX's fragment layouts put each element of A and B; a second
+    barrier frees the fragments' memory. So the kernels' fragment indexing
+    is tested on the CPU against the layouts of the PTX ISA.
+
     ```mlir
     gpu.launch blocks(%bx, %by, %bz) in (%gx = %n, ...)
                threads(%tx, %ty, %tz) in (%sx = %c256, ...)
@@ -223,8 +245,10 @@ def EmulateLaunches : Pass<"gacc-cuda-emulate-launches"> {
     memref.dealloc %tile : memref<256xf32>
     ```
   }];
-  let dependentDialects = ["::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 #endif // GACC_TARGET_CUDA_PASSES_TD

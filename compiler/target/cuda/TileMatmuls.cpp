@@ -1,16 +1,20 @@
 //===- TileMatmuls.cpp - shared-memory tiled matmul kernels -----------------===//
 //
-// The classic tiled SGEMM: a block of 16x16 threads computes a 64x64 tile
-// of C, each thread a 4x4 piece of it kept in private memory (registers
-// once LLVM unrolls the constant loops); A and B pass through workgroup
-// memory 16 columns of K at a time, each element loaded once per block
-// instead of once per thread.
+// Both kernels compute a 64x64 tile of C per block, A and B passing through
+// workgroup memory 16 columns of K at a time (each element loaded once per
+// block instead of once per thread). The classic SGEMM kernel: 16x16
+// threads, each a 4x4 piece of the tile in private memory (registers once
+// LLVM unrolls the constant loops). The tensor-core kernel, for f16/bf16
+// operands: 4 warps, each a 32x32 piece as 2x4 mma.sync m16n8k16 tiles.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/target/cpu/Passes.h"
 #include "compiler/target/cuda/KernelIndexing.h"
 #include "compiler/target/cuda/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 namespace mlir::gacc {
@@ -21,10 +25,15 @@ namespace mlir::gacc {
 using namespace mlir;
 
 namespace {
-constexpr int64_t kThreads = 16;             // per block, in x and in y
-constexpr int64_t kPerThread = 4;            // C elements per thread, each way
-constexpr int64_t kTile = kThreads * kPerThread; // C tile: kTile x kTile
-constexpr int64_t kDepth = 16;               // K elements per shared tile
+constexpr int64_t kTile = 64;  // C tile per block: kTile x kTile
+constexpr int64_t kDepth = 16; // K elements per shared tile
+// The SGEMM kernel: 16x16 threads, each a 4x4 piece of the tile.
+constexpr int64_t kThreads = 16;
+constexpr int64_t kPerThread = kTile / kThreads;
+// The tensor-core kernel: 2x2 warps, each a 32x32 piece of 2x4 m16n8 tiles.
+constexpr int64_t kWarps = 4;
+constexpr int64_t kWarpTile = 32;
+constexpr int64_t kMmaM = 16, kMmaN = 8; // and K = kDepth
 
 /// Whether `op` (a matched matmul) can become a tiled kernel: static shapes,
 /// operands indexed by the batch loops directly.
@@ -43,90 +52,187 @@ bool isTileable(linalg::GenericOp op) {
   return true;
 }
 
-/// Emits the kernel for `op` (loops (batch..., m, n, k)) before it.
-void emitTiledMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
-  ImplicitLocOpBuilder b(op.getLoc(), op);
-  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
-  Value out = op.getDpsInits()[0];
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  unsigned batchLoops = ranges.size() - 3;
-  int64_t rows = ranges[batchLoops], cols = ranges[batchLoops + 1],
-          depth = ranges[batchLoops + 2];
-  int64_t batches = 1;
-  for (unsigned i = 0; i < batchLoops; ++i)
-    batches *= ranges[i];
-  Type lhsType = cast<MemRefType>(lhs.getType()).getElementType();
-  Type rhsType = cast<MemRefType>(rhs.getType()).getElementType();
-  Type accType = cast<MemRefType>(out.getType()).getElementType();
+/// Whether tensor cores can compute `op`: f16 or bf16 operands (both the
+/// same) accumulated in f32.
+bool fitsTensorCores(linalg::GenericOp op) {
+  auto elementType = [](Value v) {
+    return cast<MemRefType>(v.getType()).getElementType();
+  };
+  Type lhs = elementType(op.getDpsInputs()[0]);
+  return (lhs.isF16() || lhs.isBF16()) &&
+         elementType(op.getDpsInputs()[1]) == lhs &&
+         elementType(op.getDpsInits()[0]).isF32();
+}
 
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, v);
-  };
-  auto launch = gpu::LaunchOp::create(
-      b, index(llvm::divideCeil(cols, kTile)),
-      index(llvm::divideCeil(rows, kTile)), index(batches), index(kThreads),
-      index(kThreads), index(1));
-  MLIRContext *context = b.getContext();
-  auto workgroup = gpu::AddressSpaceAttr::get(
-      context, gpu::GPUDialect::getWorkgroupAddressSpace());
-  auto privateSpace = gpu::AddressSpaceAttr::get(
-      context, gpu::GPUDialect::getPrivateAddressSpace());
-  // Shared tiles are k-major: [kDepth][kTile].
-  Value lhsTile = launch.addWorkgroupAttribution(
-      MemRefType::get({kDepth, kTile}, lhsType, nullptr, workgroup),
-      b.getLoc());
-  Value rhsTile = launch.addWorkgroupAttribution(
-      MemRefType::get({kDepth, kTile}, rhsType, nullptr, workgroup),
-      b.getLoc());
-  Value acc = launch.addPrivateAttribution(
-      MemRefType::get({kPerThread, kPerThread}, accType, nullptr,
-                      privateSpace),
-      b.getLoc());
+/// What the two kernels share: the launch over C's tiles (the batch in
+/// blockIdx.z), the shared tiles of A and B and how they are filled, and
+/// the accumulation into C.
+class MatmulKernel {
+public:
+  MatmulKernel(linalg::GenericOp op, gacc::MatmulShape shape)
+      : b(op.getLoc(), op), shape(shape), lhs(op.getDpsInputs()[0]),
+        rhs(op.getDpsInputs()[1]), out(op.getDpsInits()[0]),
+        maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()) {
+    batchLoops = ranges.size() - 3;
+    rows = ranges[batchLoops];
+    cols = ranges[batchLoops + 1];
+    depth = ranges[batchLoops + 2];
+    lhsType = cast<MemRefType>(lhs.getType()).getElementType();
+    rhsType = cast<MemRefType>(rhs.getType()).getElementType();
+    accType = cast<MemRefType>(out.getType()).getElementType();
+  }
 
-  b.setInsertionPointToStart(&launch.getBody().front());
-  gpu::KernelDim3 block = launch.getBlockIds();
-  gpu::KernelDim3 thread = launch.getThreadIds();
-  auto add = [&](Value x, Value y) -> Value {
-    return arith::AddIOp::create(b, x, y);
-  };
-  auto mul = [&](Value x, int64_t y) -> Value {
-    return arith::MulIOp::create(b, x, index(y));
-  };
-  auto div = [&](Value x, int64_t y) -> Value {
+  /// Creates the launch of `threadsX` x `threadsY` threads per block, with
+  /// the shared tiles and a private accumulator of `accShape`, and starts
+  /// its body.
+  gpu::LaunchOp launch(int64_t threadsX, int64_t threadsY,
+                       ArrayRef<int64_t> accShape) {
+    int64_t batches = 1;
+    for (unsigned i = 0; i < batchLoops; ++i)
+      batches *= ranges[i];
+    auto launch = gpu::LaunchOp::create(
+        b, index(llvm::divideCeil(cols, kTile)),
+        index(llvm::divideCeil(rows, kTile)), index(batches), index(threadsX),
+        index(threadsY), index(1));
+    MLIRContext *context = b.getContext();
+    auto workgroup = gpu::AddressSpaceAttr::get(
+        context, gpu::GPUDialect::getWorkgroupAddressSpace());
+    auto privateSpace = gpu::AddressSpaceAttr::get(
+        context, gpu::GPUDialect::getPrivateAddressSpace());
+    // Shared tiles are k-major: [kDepth][kTile].
+    lhsTile = launch.addWorkgroupAttribution(
+        MemRefType::get({kDepth, kTile}, lhsType, nullptr, workgroup),
+        b.getLoc());
+    rhsTile = launch.addWorkgroupAttribution(
+        MemRefType::get({kDepth, kTile}, rhsType, nullptr, workgroup),
+        b.getLoc());
+    acc = launch.addPrivateAttribution(
+        MemRefType::get(accShape, accType, nullptr, privateSpace),
+        b.getLoc());
+    b.setInsertionPointToStart(&launch.getBody().front());
+    gpu::KernelDim3 block = launch.getBlockIds();
+    loopIndex.assign(ranges.size(), Value());
+    SmallVector<unsigned> batchDims =
+        llvm::to_vector(llvm::seq<unsigned>(0, batchLoops));
+    gacc::delinearize(b, block.z, batchDims, ranges, loopIndex);
+    rowBase = mul(block.y, kTile);
+    colBase = mul(block.x, kTile);
+    return launch;
+  }
+
+  /// Fills the shared tiles with A's and B's kTile x kDepth pieces at `k0`:
+  /// `threads` threads (`linear` this one) load 2 x kTile x kDepth / threads
+  /// elements each, consecutive threads reading consecutive addresses;
+  /// elements past the matrix edges are zeros.
+  void loadTiles(Value k0, Value linear, int64_t threads) {
+    loop(0, kTile * kDepth, threads, [&](Value start) {
+      Value e = add(start, linear);
+      // A is [m][k] (k contiguous) or transposed, [k][m].
+      Value mm = shape.transposeLhs ? rem(e, kTile) : div(e, kDepth);
+      Value kk = shape.transposeLhs ? div(e, kTile) : rem(e, kDepth);
+      Value m = add(rowBase, mm), k = add(k0, kk);
+      loadTile(lhs, lhsType, maps[0], m, m, k,
+               arith::AndIOp::create(b, less(m, rows), less(k, depth)),
+               lhsTile, kk, mm);
+      // B is [k][n] (n contiguous) or transposed, [n][k].
+      Value nn = shape.transposeRhs ? div(e, kDepth) : rem(e, kTile);
+      kk = shape.transposeRhs ? rem(e, kDepth) : div(e, kTile);
+      Value n = add(colBase, nn);
+      k = add(k0, kk);
+      loadTile(rhs, rhsType, maps[1], n, n, k,
+               arith::AndIOp::create(b, less(n, cols), less(k, depth)),
+               rhsTile, kk, nn);
+    });
+  }
+
+  /// C[m][n] += `value`, where (m, n) is inside C.
+  void accumulate(Value m, Value n, Value value) {
+    Value inside = arith::AndIOp::create(b, less(m, rows), less(n, cols));
+    auto branch = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    SmallVector<Value> at = indices(maps[2], m, n, m);
+    Value sum =
+        arith::AddFOp::create(b, memref::LoadOp::create(b, out, at), value);
+    memref::StoreOp::create(b, sum, out, at);
+  }
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value add(Value x, int64_t y) { return add(x, index(y)); }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, index(y)); }
+  Value div(Value x, int64_t y) {
     return arith::DivUIOp::create(b, x, index(y));
-  };
-  auto rem = [&](Value x, int64_t y) -> Value {
+  }
+  Value rem(Value x, int64_t y) {
     return arith::RemUIOp::create(b, x, index(y));
-  };
-  auto less = [&](Value x, int64_t y) -> Value {
+  }
+  Value less(Value x, int64_t y) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, index(y));
-  };
-  auto loop = [&](int64_t lower, int64_t upper, int64_t step,
-                  function_ref<void(Value)> body) {
+  }
+  void loop(int64_t lower, int64_t upper, int64_t step,
+            function_ref<void(Value)> body) {
     auto forOp = scf::ForOp::create(b, index(lower), index(upper), index(step));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forOp.getBody()->getTerminator());
     body(forOp.getInductionVar());
-  };
-  auto widen = [&](Value v) -> Value {
-    return v.getType() == accType ? v : arith::ExtFOp::create(b, accType, v);
-  };
+  }
 
-  // The batch indices, from blockIdx.z.
-  SmallVector<Value> loopIndex(ranges.size());
-  SmallVector<unsigned> batchDims =
-      llvm::to_vector(llvm::seq<unsigned>(0, batchLoops));
-  gacc::delinearize(b, block.z, batchDims, ranges, loopIndex);
-  // The element of `operand` (indexed by `map`) at loop indices (m, n, k).
-  auto indices = [&](AffineMap map, Value m, Value n, Value k) {
+  ImplicitLocOpBuilder b;
+  gacc::MatmulShape shape;
+  Value lhs, rhs, out;
+  SmallVector<AffineMap> maps;
+  SmallVector<int64_t> ranges;
+  unsigned batchLoops;
+  int64_t rows, cols, depth;
+  Type lhsType, rhsType, accType;
+  Value lhsTile, rhsTile, acc, rowBase, colBase;
+
+private:
+  /// The element of `operand` (indexed by `map`) at loop indices (m, n, k).
+  SmallVector<Value> indices(AffineMap map, Value m, Value n, Value k) {
     loopIndex[batchLoops] = m;
     loopIndex[batchLoops + 1] = n;
     loopIndex[batchLoops + 2] = k;
     return gacc::applyMap(b, map, loopIndex);
+  }
+
+  void loadTile(Value source, Type type, AffineMap map, Value m, Value n,
+                Value k, Value inBounds, Value tile, Value tileRow,
+                Value tileCol) {
+    auto branch = scf::IfOp::create(
+        b, inBounds,
+        [&](OpBuilder &nested, Location loc) {
+          Value v = memref::LoadOp::create(nested, loc, source,
+                                           indices(map, m, n, k));
+          scf::YieldOp::create(nested, loc, v);
+        },
+        [&](OpBuilder &nested, Location loc) {
+          Value z = arith::ConstantOp::create(nested, loc,
+                                              nested.getZeroAttr(type));
+          scf::YieldOp::create(nested, loc, z);
+        });
+    memref::StoreOp::create(b, branch.getResult(0), tile,
+                            ValueRange{tileRow, tileCol});
+  }
+
+  SmallVector<Value> loopIndex;
+};
+
+/// The SGEMM kernel for `op` (loops (batch..., m, n, k)), before it.
+void emitTiledMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
+  MatmulKernel kernel(op, shape);
+  ImplicitLocOpBuilder &b = kernel.b;
+  Type accType = kernel.accType;
+  gpu::LaunchOp launch =
+      kernel.launch(kThreads, kThreads, {kPerThread, kPerThread});
+  gpu::KernelDim3 thread = launch.getThreadIds();
+  Value linear = kernel.add(kernel.mul(thread.y, kThreads), thread.x);
+  Value acc = kernel.acc;
+  auto index = [&](int64_t v) { return kernel.index(v); };
+  auto widen = [&](Value v) -> Value {
+    return v.getType() == accType ? v : arith::ExtFOp::create(b, accType, v);
   };
-  Value rowBase = mul(block.y, kTile), colBase = mul(block.x, kTile);
-  Value linear = add(mul(thread.y, kThreads), thread.x);
   Value zero = arith::ConstantOp::create(b, b.getZeroAttr(accType));
 
   // The 4x4 loops are unrolled here: with constant indices, LLVM keeps
@@ -134,56 +240,18 @@ void emitTiledMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
   for (int64_t i = 0; i < kPerThread; ++i)
     for (int64_t j = 0; j < kPerThread; ++j)
       memref::StoreOp::create(b, zero, acc, ValueRange{index(i), index(j)});
-  loop(0, depth, kDepth, [&](Value k0) {
-    // 256 threads load the kTile x kDepth pieces of A and B, 4 elements
-    // each, consecutive threads reading consecutive addresses; elements
-    // past the matrix edges are zeros.
-    loop(0, kTile * kDepth, kThreads * kThreads, [&](Value start) {
-      Value e = add(start, linear);
-      auto load = [&](Value source, Type type, AffineMap map, Value m, Value n,
-                      Value k, Value inBounds, Value tile, Value tileRow,
-                      Value tileCol) {
-        auto branch = scf::IfOp::create(
-            b, inBounds,
-            [&](OpBuilder &nested, Location loc) {
-              Value v = memref::LoadOp::create(nested, loc, source,
-                                               indices(map, m, n, k));
-              scf::YieldOp::create(nested, loc, v);
-            },
-            [&](OpBuilder &nested, Location loc) {
-              Value z = arith::ConstantOp::create(nested, loc,
-                                                  nested.getZeroAttr(type));
-              scf::YieldOp::create(nested, loc, z);
-            });
-        memref::StoreOp::create(b, branch.getResult(0), tile,
-                                ValueRange{tileRow, tileCol});
-      };
-      // A is [m][k] (k contiguous) or transposed, [k][m].
-      Value mm = shape.transposeLhs ? rem(e, kTile) : div(e, kDepth);
-      Value kk = shape.transposeLhs ? div(e, kTile) : rem(e, kDepth);
-      Value m = add(rowBase, mm), k = add(k0, kk);
-      load(lhs, lhsType, maps[0], m, m, k,
-           arith::AndIOp::create(b, less(m, rows), less(k, depth)), lhsTile,
-           kk, mm);
-      // B is [k][n] (n contiguous) or transposed, [n][k].
-      Value nn = shape.transposeRhs ? div(e, kDepth) : rem(e, kTile);
-      kk = shape.transposeRhs ? rem(e, kDepth) : div(e, kTile);
-      Value n = add(colBase, nn);
-      k = add(k0, kk);
-      load(rhs, rhsType, maps[1], n, n, k,
-           arith::AndIOp::create(b, less(n, cols), less(k, depth)), rhsTile,
-           kk, nn);
-    });
+  kernel.loop(0, kernel.depth, kDepth, [&](Value k0) {
+    kernel.loadTiles(k0, linear, kThreads * kThreads);
     gpu::BarrierOp::create(b);
-    loop(0, kDepth, 1, [&](Value kk) {
+    kernel.loop(0, kDepth, 1, [&](Value kk) {
       SmallVector<Value> a, bv;
       for (int64_t i = 0; i < kPerThread; ++i) {
         a.push_back(widen(memref::LoadOp::create(
-            b, lhsTile,
-            ValueRange{kk, add(mul(thread.y, kPerThread), index(i))})));
+            b, kernel.lhsTile,
+            ValueRange{kk, kernel.add(kernel.mul(thread.y, kPerThread), i)})));
         bv.push_back(widen(memref::LoadOp::create(
-            b, rhsTile,
-            ValueRange{kk, add(mul(thread.x, kPerThread), index(i))})));
+            b, kernel.rhsTile,
+            ValueRange{kk, kernel.add(kernel.mul(thread.x, kPerThread), i)})));
       }
       for (int64_t i = 0; i < kPerThread; ++i)
         for (int64_t j = 0; j < kPerThread; ++j) {
@@ -196,21 +264,106 @@ void emitTiledMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
     });
     gpu::BarrierOp::create(b);
   });
-  // C += this thread's piece, inside the matrix.
+  // C += this thread's piece.
   for (int64_t i = 0; i < kPerThread; ++i)
-    for (int64_t j = 0; j < kPerThread; ++j) {
-      Value m = add(add(rowBase, mul(thread.y, kPerThread)), index(i));
-      Value n = add(add(colBase, mul(thread.x, kPerThread)), index(j));
-      Value inside = arith::AndIOp::create(b, less(m, rows), less(n, cols));
-      auto branch = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(branch.thenBlock()->getTerminator());
-      SmallVector<Value> at = indices(maps[2], m, n, m);
-      Value sum = arith::AddFOp::create(
-          b, memref::LoadOp::create(b, out, at),
+    for (int64_t j = 0; j < kPerThread; ++j)
+      kernel.accumulate(
+          kernel.add(kernel.add(kernel.rowBase, kernel.mul(thread.y, kPerThread)), i),
+          kernel.add(kernel.add(kernel.colBase, kernel.mul(thread.x, kPerThread)), j),
           memref::LoadOp::create(b, acc, ValueRange{index(i), index(j)}));
-      memref::StoreOp::create(b, sum, out, at);
-    }
+  gpu::TerminatorOp::create(b);
+}
+
+/// The tensor-core kernel for `op`, before it. Fragment layouts are those
+/// of PTX's mma.m16n8k16 for 16-bit types, with g = lane / 4 and
+/// t = lane % 4: register r of A holds A[g + 8 (r % 2)][2t + 8 (r / 2) + e],
+/// register r of B holds B[2t + 8r + e][g], e = 0, 1 (the low half first);
+/// element i of C is C[g + 8 (i / 2)][2t + i % 2].
+void emitTensorCoreMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
+  MatmulKernel kernel(op, shape);
+  ImplicitLocOpBuilder &b = kernel.b;
+  constexpr int64_t mTiles = kWarpTile / kMmaM, nTiles = kWarpTile / kMmaN;
+  gpu::LaunchOp launch = kernel.launch(32, kWarps, {mTiles, nTiles, 4});
+  // threadIdx.x is the lane, threadIdx.y the warp.
+  gpu::KernelDim3 thread = launch.getThreadIds();
+  Value lane = thread.x, warp = thread.y;
+  Value linear = kernel.add(kernel.mul(warp, 32), lane);
+  Value g = kernel.div(lane, 4), t = kernel.rem(lane, 4);
+  Value warpRow = kernel.mul(kernel.div(warp, 2), kWarpTile);
+  Value warpCol = kernel.mul(kernel.rem(warp, 2), kWarpTile);
+  Value acc = kernel.acc;
+  auto index = [&](int64_t v) { return kernel.index(v); };
+  Type f32 = b.getF32Type();
+  Type elementType = kernel.lhsType;
+  bool bf16 = elementType.isBF16();
+  Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f32));
+  for (int64_t mi = 0; mi < mTiles; ++mi)
+    for (int64_t ni = 0; ni < nTiles; ++ni)
+      for (int64_t i = 0; i < 4; ++i)
+        memref::StoreOp::create(b, zero, acc,
+                                ValueRange{index(mi), index(ni), index(i)});
+  // Two consecutive k of a shared tile (k-major) as one mma register: a
+  // vector<2xf16>, or an i32 for bf16 (NVVM's operand types).
+  auto pair = [&](Value tile, Value k, Value row) -> Value {
+    Value low = memref::LoadOp::create(b, tile, ValueRange{k, row});
+    Value high =
+        memref::LoadOp::create(b, tile, ValueRange{kernel.add(k, 1), row});
+    Value packed = vector::FromElementsOp::create(
+        b, VectorType::get({2}, elementType), ValueRange{low, high});
+    return bf16 ? LLVM::BitcastOp::create(b, b.getI32Type(), packed)
+                      .getResult()
+                : packed;
+  };
+  Value twoT = kernel.mul(t, 2);
+  kernel.loop(0, kernel.depth, kDepth, [&](Value k0) {
+    kernel.loadTiles(k0, linear, 32 * kWarps);
+    gpu::BarrierOp::create(b);
+    auto result = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                   {f32, f32, f32, f32});
+    NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    // Each mma loads its fragments (LLVM merges the loads the mmas of a
+    // row or column share): the CPU emulation of an mma holds barriers,
+    // across which only private memory carries values.
+    for (int64_t mi = 0; mi < mTiles; ++mi)
+      for (int64_t ni = 0; ni < nTiles; ++ni) {
+        Value row = kernel.add(kernel.add(warpRow, g), mi * kMmaM);
+        Value aFragment[] = {
+            pair(kernel.lhsTile, twoT, row),
+            pair(kernel.lhsTile, twoT, kernel.add(row, 8)),
+            pair(kernel.lhsTile, kernel.add(twoT, 8), row),
+            pair(kernel.lhsTile, kernel.add(twoT, 8), kernel.add(row, 8))};
+        Value col = kernel.add(kernel.add(warpCol, g), ni * kMmaN);
+        Value bFragment[] = {pair(kernel.rhsTile, twoT, col),
+                             pair(kernel.rhsTile, kernel.add(twoT, 8), col)};
+        SmallVector<Value> c;
+        for (int64_t i = 0; i < 4; ++i)
+          c.push_back(memref::LoadOp::create(
+              b, acc, ValueRange{index(mi), index(ni), index(i)}));
+        auto mma = NVVM::MmaOp::create(
+            b, result, aFragment, bFragment, c,
+            {kMmaM, kMmaN, kDepth}, std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{type, type},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                           NVVM::MMALayout::col});
+        for (int64_t i = 0; i < 4; ++i)
+          memref::StoreOp::create(
+              b, LLVM::ExtractValueOp::create(b, mma, i), acc,
+              ValueRange{index(mi), index(ni), index(i)});
+      }
+    gpu::BarrierOp::create(b);
+  });
+  // C += this warp's piece.
+  for (int64_t mi = 0; mi < mTiles; ++mi)
+    for (int64_t ni = 0; ni < nTiles; ++ni)
+      for (int64_t i = 0; i < 4; ++i) {
+        Value m = kernel.add(kernel.add(kernel.rowBase, warpRow),
+                             kernel.add(g, mi * kMmaM + 8 * (i / 2)));
+        Value n = kernel.add(kernel.add(kernel.colBase, warpCol),
+                             kernel.add(twoT, ni * kMmaN + i % 2));
+        kernel.accumulate(m, n,
+                          memref::LoadOp::create(
+                              b, acc, ValueRange{index(mi), index(ni), index(i)}));
+      }
   gpu::TerminatorOp::create(b);
 }
 
@@ -224,7 +377,10 @@ struct TileMatmulsPass
           matmuls.push_back({op, *shape});
     });
     for (auto [op, shape] : matmuls) {
-      emitTiledMatmul(op, shape);
+      if (fitsTensorCores(op))
+        emitTensorCoreMatmul(op, shape);
+      else
+        emitTiledMatmul(op, shape);
       op.erase();
     }
   }
