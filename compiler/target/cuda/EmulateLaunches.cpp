@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/target/cuda/KernelIndexing.h"
 #include "compiler/target/cuda/Passes.h"
-#include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::gacc {
@@ -59,22 +59,8 @@ private:
                        : Type(BFloat16Type::get(mma.getContext()));
     if (failed(allocateScratch(mma, element)))
       return failure();
-    ImplicitLocOpBuilder b(mma.getLoc(), mma);
-    auto index = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, v);
-    };
-    auto add = [&](Value x, Value y) -> Value {
-      return arith::AddIOp::create(b, x, y);
-    };
-    auto mul = [&](Value x, int64_t y) -> Value {
-      return arith::MulIOp::create(b, x, index(y));
-    };
-    auto div = [&](Value x, int64_t y) -> Value {
-      return arith::DivUIOp::create(b, x, index(y));
-    };
-    auto rem = [&](Value x, int64_t y) -> Value {
-      return arith::RemUIOp::create(b, x, index(y));
-    };
+    gacc::KernelIndexBuilder ib(mma.getLoc(), mma);
+    ImplicitLocOpBuilder &b = ib.b;
     // This thread's place in the block, its lane and its warp's first.
     auto threadId = [&](gpu::Dimension d) -> Value {
       return gpu::ThreadIdOp::create(b, d);
@@ -82,15 +68,11 @@ private:
     auto blockDim = [&](gpu::Dimension d) -> Value {
       return gpu::BlockDimOp::create(b, d);
     };
-    Value linear = add(
-        arith::MulIOp::create(
-            b,
-            add(arith::MulIOp::create(b, threadId(gpu::Dimension::z),
-                                      blockDim(gpu::Dimension::y)),
-                threadId(gpu::Dimension::y)),
-            blockDim(gpu::Dimension::x)),
-        threadId(gpu::Dimension::x));
-    Value lane = rem(linear, 32);
+    Value linear = ib.linearize(
+        {threadId(gpu::Dimension::z), threadId(gpu::Dimension::y),
+         threadId(gpu::Dimension::x)},
+        {blockDim(gpu::Dimension::y), blockDim(gpu::Dimension::x)});
+    Value lane = ib.rem(linear, 32);
     Value warpStart = arith::SubIOp::create(b, linear, lane);
 
     // The fragments, two 16-bit elements per register, the low half first.
@@ -100,34 +82,37 @@ private:
         if (!isa<VectorType>(pair.getType()))
           pair = LLVM::BitcastOp::create(b, VectorType::get({2}, element), reg);
         for (int64_t e = 0; e < 2; ++e)
-          memref::StoreOp::create(
-              b, vector::ExtractOp::create(b, pair, e), scratch,
-              ValueRange{linear, index(2 * r + e)});
+          memref::StoreOp::create(b, vector::ExtractOp::create(b, pair, e),
+                                  scratch,
+                                  ValueRange{linear, ib.index(2 * r + e)});
       }
     };
     storeFragment(mma.getOperandA(), aScratch);
     storeFragment(mma.getOperandB(), bScratch);
     for (auto [i, c] : llvm::enumerate(mma.getOperandC()))
-      memref::StoreOp::create(b, c, cScratch, ValueRange{linear, index(i)});
+      memref::StoreOp::create(b, c, cScratch, ValueRange{linear, ib.index(i)});
     gpu::BarrierOp::create(b);
 
     // D[row][col] = C[row][col] + sum over k of A[row][k] B[k][col], for
     // this lane's rows g, g + 8 and columns 2t, 2t + 1.
-    Value g = div(lane, 4), twoT = mul(rem(lane, 4), 2);
+    Value g = ib.div(lane, 4), twoT = ib.mul(ib.rem(lane, 4), 2);
     SmallVector<Value> sums;
     for (int64_t i = 0; i < 4; ++i)
-      sums.push_back(memref::LoadOp::create(b, cScratch,
-                                            ValueRange{linear, index(i)}));
-    auto kLoop = scf::ForOp::create(b, index(0), index(16), index(1), sums);
+      sums.push_back(
+          memref::LoadOp::create(b, cScratch, ValueRange{linear, ib.index(i)}));
+    auto kLoop =
+        scf::ForOp::create(b, ib.index(0), ib.index(16), ib.index(1), sums);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(kLoop.getBody());
       Value k = kLoop.getInductionVar();
-      Value kPair = div(rem(k, 8), 2), kHalf = div(k, 8), kOdd = rem(k, 2);
+      Value kPair = ib.div(ib.rem(k, 8), 2), kHalf = ib.div(k, 8),
+            kOdd = ib.rem(k, 2);
       // A[g + 8h][k]: lane 4g + (k % 8) / 2, slot 2 (h + 2 (k / 8)) + k % 2.
       auto aAt = [&](int64_t h) -> Value {
-        Value source = add(warpStart, add(mul(g, 4), kPair));
-        Value slot = add(mul(add(index(h), mul(kHalf, 2)), 2), kOdd);
+        Value source = ib.add(warpStart, ib.add(ib.mul(g, 4), kPair));
+        Value slot =
+            ib.add(ib.mul(ib.add(ib.index(h), ib.mul(kHalf, 2)), 2), kOdd);
         return arith::ExtFOp::create(
             b, f32,
             memref::LoadOp::create(b, aScratch, ValueRange{source, slot})
@@ -135,15 +120,15 @@ private:
       };
       // B[k][n]: lane 4n + (k % 8) / 2, slot 2 (k / 8) + k % 2.
       auto bAt = [&](Value n) -> Value {
-        Value source = add(warpStart, add(mul(n, 4), kPair));
-        Value slot = add(mul(kHalf, 2), kOdd);
+        Value source = ib.add(warpStart, ib.add(ib.mul(n, 4), kPair));
+        Value slot = ib.add(ib.mul(kHalf, 2), kOdd);
         return arith::ExtFOp::create(
             b, f32,
             memref::LoadOp::create(b, bScratch, ValueRange{source, slot})
                 .getResult());
       };
       Value a[2] = {aAt(0), aAt(1)};
-      Value bCols[2] = {bAt(twoT), bAt(add(twoT, index(1)))};
+      Value bCols[2] = {bAt(twoT), bAt(ib.add(twoT, ib.index(1)))};
       SmallVector<Value> next;
       for (int64_t i = 0; i < 4; ++i)
         next.push_back(arith::AddFOp::create(
@@ -153,12 +138,13 @@ private:
     }
     for (int64_t i = 0; i < 4; ++i)
       memref::StoreOp::create(b, kLoop.getResult(i), dPrivate,
-                              ValueRange{index(i)});
+                              ValueRange{ib.index(i)});
     gpu::BarrierOp::create(b);
     Value d = LLVM::PoisonOp::create(b, fourFloats);
     for (int64_t i = 0; i < 4; ++i)
       d = LLVM::InsertValueOp::create(
-          b, d, memref::LoadOp::create(b, dPrivate, ValueRange{index(i)}), i);
+          b, d, memref::LoadOp::create(b, dPrivate, ValueRange{ib.index(i)}),
+          i);
     mma.replaceAllUsesWith(d);
     mma.erase();
     return success();
@@ -203,8 +189,7 @@ private:
 };
 
 bool containsBarrier(Operation *op) {
-  return op
-      ->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
+  return op->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
       .wasInterrupted();
 }
 
@@ -317,15 +302,19 @@ LogicalResult LaunchEmulator::run() {
   if (!buffers.empty())
     b.setInsertionPoint(buffers.back().getDefiningOp()->getNextNode());
 
-  for (auto [id, size] : {std::pair{blockIds.z, grid.z}, {blockIds.y, grid.y},
+  for (auto [id, size] : {std::pair{blockIds.z, grid.z},
+                          {blockIds.y, grid.y},
                           {blockIds.x, grid.x}}) {
     auto loop = scf::ForOp::create(b, loc, zero, size, one);
     uniform.map(id, loop.getInductionVar());
     b.setInsertionPoint(loop.getBody()->getTerminator());
   }
-  for (auto [arg, size] : {std::pair{gridArgs.x, grid.x}, {gridArgs.y, grid.y},
-                           {gridArgs.z, grid.z}, {blockArgs.x, block.x},
-                           {blockArgs.y, block.y}, {blockArgs.z, block.z}})
+  for (auto [arg, size] : {std::pair{gridArgs.x, grid.x},
+                           {gridArgs.y, grid.y},
+                           {gridArgs.z, grid.z},
+                           {blockArgs.x, block.x},
+                           {blockArgs.y, block.y},
+                           {blockArgs.z, block.z}})
     uniform.map(arg, size);
   if (failed(emitBlock(launch.getBody().front())))
     return failure();
@@ -380,8 +369,7 @@ LogicalResult LaunchEmulator::emitUniformRegionOp(Operation *op) {
     if (branch.getNumResults())
       return op->emitOpError("holding a gpu.barrier cannot yield values");
     bool hasElse = !branch.getElseRegion().empty();
-    auto emulated =
-        scf::IfOp::create(b, branch.getLoc(), condition, hasElse);
+    auto emulated = scf::IfOp::create(b, branch.getLoc(), condition, hasElse);
     b.setInsertionPoint(emulated.thenBlock()->getTerminator());
     if (failed(emitBlock(*branch.thenBlock())))
       return failure();
@@ -402,9 +390,9 @@ LogicalResult LaunchEmulator::flushSegment() {
   Value zero = arith::ConstantIndexOp::create(b, segmentLoc, 0);
   Value one = arith::ConstantIndexOp::create(b, segmentLoc, 1);
   gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-  auto threads = scf::ParallelOp::create(b, segmentLoc, {zero, zero, zero},
-                                         {block.z, block.y, block.x},
-                                         {one, one, one});
+  auto threads =
+      scf::ParallelOp::create(b, segmentLoc, {zero, zero, zero},
+                              {block.z, block.y, block.x}, {one, one, one});
   OpBuilder threadBuilder(threads.getBody()->getTerminator());
   IRMapping thread = uniform;
   ValueRange ivs = threads.getInductionVars();
@@ -414,17 +402,9 @@ LogicalResult LaunchEmulator::flushSegment() {
   thread.map(threadIds.x, ivs[2]);
   if (!privateBuffers.empty()) {
     // Row (tz·by + ty)·bx + tx of each private buffer is this thread's.
-    Value row = arith::AddIOp::create(
-        threadBuilder, segmentLoc,
-        arith::MulIOp::create(
-            threadBuilder, segmentLoc,
-            arith::AddIOp::create(
-                threadBuilder, segmentLoc,
-                arith::MulIOp::create(threadBuilder, segmentLoc, ivs[0],
-                                      block.y),
-                ivs[1]),
-            block.x),
-        ivs[2]);
+    Value row =
+        gacc::KernelIndexBuilder(segmentLoc, threads.getBody()->getTerminator())
+            .linearize(ivs, {block.y, block.x});
     for (auto [arg, buffer] : privateBuffers) {
       auto type = cast<MemRefType>(arg.getType());
       SmallVector<OpFoldResult> offsets(type.getRank() + 1,
@@ -438,9 +418,9 @@ LogicalResult LaunchEmulator::flushSegment() {
       auto sourceType = cast<MemRefType>(buffer.getType());
       MemRefType rowType = memref::SubViewOp::inferRankReducedResultType(
           type.getShape(), sourceType, offsets, sizes, strides);
-      thread.map(arg, memref::SubViewOp::create(threadBuilder, segmentLoc,
-                                                rowType, buffer, offsets,
-                                                sizes, strides));
+      thread.map(arg,
+                 memref::SubViewOp::create(threadBuilder, segmentLoc, rowType,
+                                           buffer, offsets, sizes, strides));
     }
   }
   for (Operation *op : segment)
@@ -478,9 +458,8 @@ struct EmulateLaunchesPass
     : public gacc::impl::EmulateLaunchesBase<EmulateLaunchesPass> {
   void runOnOperation() override {
     SmallVector<gpu::LaunchOp> launches;
-    getOperation()->walk([&](gpu::LaunchOp launch) {
-      launches.push_back(launch);
-    });
+    getOperation()->walk(
+        [&](gpu::LaunchOp launch) { launches.push_back(launch); });
     for (gpu::LaunchOp launch : launches)
       if (failed(MmaExpander(launch).run()) ||
           failed(LaunchEmulator(launch).run()))

@@ -5,6 +5,32 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
+using gacc::KernelIndexBuilder;
+
+Value KernelIndexBuilder::index(int64_t v) {
+  return arith::ConstantIndexOp::create(b, v);
+}
+Value KernelIndexBuilder::add(Value x, Value y) {
+  return arith::AddIOp::create(b, x, y);
+}
+Value KernelIndexBuilder::mul(Value x, Value y) {
+  return arith::MulIOp::create(b, x, y);
+}
+Value KernelIndexBuilder::div(Value x, int64_t y) {
+  return arith::DivUIOp::create(b, x, index(y));
+}
+Value KernelIndexBuilder::rem(Value x, int64_t y) {
+  return arith::RemUIOp::create(b, x, index(y));
+}
+Value KernelIndexBuilder::less(Value x, int64_t y) {
+  return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, index(y));
+}
+Value KernelIndexBuilder::linearize(ValueRange indices, ValueRange innerSizes) {
+  Value linear = indices.front();
+  for (auto [i, size] : llvm::zip_equal(indices.drop_front(), innerSizes))
+    linear = add(mul(linear, size), i);
+  return linear;
+}
 
 void gacc::delinearize(ImplicitLocOpBuilder &b, Value index,
                        ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges,

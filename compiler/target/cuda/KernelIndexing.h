@@ -13,6 +13,27 @@
 
 namespace mlir::gacc {
 
+/// Index arithmetic for kernels written by hand, inserted at `b`.
+class KernelIndexBuilder {
+public:
+  KernelIndexBuilder(Location loc, Operation *insertBefore)
+      : b(loc, insertBefore) {}
+
+  Value index(int64_t v);
+  Value add(Value x, Value y);
+  Value add(Value x, int64_t y) { return add(x, index(y)); }
+  Value mul(Value x, Value y);
+  Value mul(Value x, int64_t y) { return mul(x, index(y)); }
+  Value div(Value x, int64_t y);
+  Value rem(Value x, int64_t y);
+  Value less(Value x, int64_t y);
+  /// The row-major position of `indices` (slowest first) in a box whose
+  /// sizes, but for the slowest's, are `innerSizes`.
+  Value linearize(ValueRange indices, ValueRange innerSizes);
+
+  ImplicitLocOpBuilder b;
+};
+
 /// Splits `index` (less than the product of their ranges) into the loop
 /// indices of `dims`, the last one fastest, stored in `loopIndex`.
 void delinearize(ImplicitLocOpBuilder &b, Value index, ArrayRef<unsigned> dims,

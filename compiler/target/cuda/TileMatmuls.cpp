@@ -14,6 +14,7 @@
 #include "compiler/target/cuda/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
@@ -67,12 +68,13 @@ bool fitsTensorCores(linalg::GenericOp op) {
 /// What the two kernels share: the launch over C's tiles (the batch in
 /// blockIdx.z), the shared tiles of A and B and how they are filled, and
 /// the accumulation into C.
-class MatmulKernel {
+class MatmulKernel : public gacc::KernelIndexBuilder {
 public:
   MatmulKernel(linalg::GenericOp op, gacc::MatmulShape shape)
-      : b(op.getLoc(), op), shape(shape), lhs(op.getDpsInputs()[0]),
-        rhs(op.getDpsInputs()[1]), out(op.getDpsInits()[0]),
-        maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()) {
+      : KernelIndexBuilder(op.getLoc(), op), shape(shape),
+        lhs(op.getDpsInputs()[0]), rhs(op.getDpsInputs()[1]),
+        out(op.getDpsInits()[0]), maps(op.getIndexingMapsArray()),
+        ranges(op.getStaticLoopRanges()) {
     batchLoops = ranges.size() - 3;
     rows = ranges[batchLoops];
     cols = ranges[batchLoops + 1];
@@ -83,17 +85,17 @@ public:
   }
 
   /// Creates the launch of `threadsX` x `threadsY` threads per block, with
-  /// the shared tiles and a private accumulator of `accShape`, and starts
-  /// its body.
+  /// the shared tiles and a private accumulator of `accShape` (zeros), and
+  /// starts its body.
   gpu::LaunchOp launch(int64_t threadsX, int64_t threadsY,
                        ArrayRef<int64_t> accShape) {
     int64_t batches = 1;
     for (unsigned i = 0; i < batchLoops; ++i)
       batches *= ranges[i];
-    auto launch = gpu::LaunchOp::create(
-        b, index(llvm::divideCeil(cols, kTile)),
-        index(llvm::divideCeil(rows, kTile)), index(batches), index(threadsX),
-        index(threadsY), index(1));
+    auto launch = gpu::LaunchOp::create(b, index(llvm::divideCeil(cols, kTile)),
+                                        index(llvm::divideCeil(rows, kTile)),
+                                        index(batches), index(threadsX),
+                                        index(threadsY), index(1));
     MLIRContext *context = b.getContext();
     auto workgroup = gpu::AddressSpaceAttr::get(
         context, gpu::GPUDialect::getWorkgroupAddressSpace());
@@ -107,8 +109,7 @@ public:
         MemRefType::get({kDepth, kTile}, rhsType, nullptr, workgroup),
         b.getLoc());
     acc = launch.addPrivateAttribution(
-        MemRefType::get(accShape, accType, nullptr, privateSpace),
-        b.getLoc());
+        MemRefType::get(accShape, accType, nullptr, privateSpace), b.getLoc());
     b.setInsertionPointToStart(&launch.getBody().front());
     gpu::KernelDim3 block = launch.getBlockIds();
     loopIndex.assign(ranges.size(), Value());
@@ -117,6 +118,16 @@ public:
     gacc::delinearize(b, block.z, batchDims, ranges, loopIndex);
     rowBase = mul(block.y, kTile);
     colBase = mul(block.x, kTile);
+    // Unrolled: with constant indices, LLVM keeps the private accumulator
+    // in registers (SROA) instead of local memory.
+    Value zero = arith::ConstantOp::create(b, b.getZeroAttr(accType));
+    SmallVector<int64_t> strides = computeStrides(accShape);
+    for (int64_t i = 0, e = computeProduct(accShape); i < e; ++i) {
+      SmallVector<Value> at;
+      for (int64_t position : delinearize(i, strides))
+        at.push_back(index(position));
+      memref::StoreOp::create(b, zero, acc, at);
+    }
     return launch;
   }
 
@@ -132,16 +143,16 @@ public:
       Value kk = shape.transposeLhs ? div(e, kTile) : rem(e, kDepth);
       Value m = add(rowBase, mm), k = add(k0, kk);
       loadTile(lhs, lhsType, maps[0], m, m, k,
-               arith::AndIOp::create(b, less(m, rows), less(k, depth)),
-               lhsTile, kk, mm);
+               arith::AndIOp::create(b, less(m, rows), less(k, depth)), lhsTile,
+               kk, mm);
       // B is [k][n] (n contiguous) or transposed, [n][k].
       Value nn = shape.transposeRhs ? div(e, kDepth) : rem(e, kTile);
       kk = shape.transposeRhs ? rem(e, kDepth) : div(e, kTile);
       Value n = add(colBase, nn);
       k = add(k0, kk);
       loadTile(rhs, rhsType, maps[1], n, n, k,
-               arith::AndIOp::create(b, less(n, cols), less(k, depth)),
-               rhsTile, kk, nn);
+               arith::AndIOp::create(b, less(n, cols), less(k, depth)), rhsTile,
+               kk, nn);
     });
   }
 
@@ -157,19 +168,6 @@ public:
     memref::StoreOp::create(b, sum, out, at);
   }
 
-  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value add(Value x, int64_t y) { return add(x, index(y)); }
-  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, index(y)); }
-  Value div(Value x, int64_t y) {
-    return arith::DivUIOp::create(b, x, index(y));
-  }
-  Value rem(Value x, int64_t y) {
-    return arith::RemUIOp::create(b, x, index(y));
-  }
-  Value less(Value x, int64_t y) {
-    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, index(y));
-  }
   void loop(int64_t lower, int64_t upper, int64_t step,
             function_ref<void(Value)> body) {
     auto forOp = scf::ForOp::create(b, index(lower), index(upper), index(step));
@@ -178,7 +176,6 @@ public:
     body(forOp.getInductionVar());
   }
 
-  ImplicitLocOpBuilder b;
   gacc::MatmulShape shape;
   Value lhs, rhs, out;
   SmallVector<AffineMap> maps;
@@ -208,8 +205,8 @@ private:
           scf::YieldOp::create(nested, loc, v);
         },
         [&](OpBuilder &nested, Location loc) {
-          Value z = arith::ConstantOp::create(nested, loc,
-                                              nested.getZeroAttr(type));
+          Value z =
+              arith::ConstantOp::create(nested, loc, nested.getZeroAttr(type));
           scf::YieldOp::create(nested, loc, z);
         });
     memref::StoreOp::create(b, branch.getResult(0), tile,
@@ -233,13 +230,8 @@ void emitTiledMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
   auto widen = [&](Value v) -> Value {
     return v.getType() == accType ? v : arith::ExtFOp::create(b, accType, v);
   };
-  Value zero = arith::ConstantOp::create(b, b.getZeroAttr(accType));
-
-  // The 4x4 loops are unrolled here: with constant indices, LLVM keeps
-  // the private accumulator in registers (SROA) instead of local memory.
-  for (int64_t i = 0; i < kPerThread; ++i)
-    for (int64_t j = 0; j < kPerThread; ++j)
-      memref::StoreOp::create(b, zero, acc, ValueRange{index(i), index(j)});
+  // The 4x4 loops are unrolled here, as the accumulator's initialization
+  // is, so that it stays in registers.
   kernel.loop(0, kernel.depth, kDepth, [&](Value k0) {
     kernel.loadTiles(k0, linear, kThreads * kThreads);
     gpu::BarrierOp::create(b);
@@ -268,8 +260,10 @@ void emitTiledMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
   for (int64_t i = 0; i < kPerThread; ++i)
     for (int64_t j = 0; j < kPerThread; ++j)
       kernel.accumulate(
-          kernel.add(kernel.add(kernel.rowBase, kernel.mul(thread.y, kPerThread)), i),
-          kernel.add(kernel.add(kernel.colBase, kernel.mul(thread.x, kPerThread)), j),
+          kernel.add(
+              kernel.add(kernel.rowBase, kernel.mul(thread.y, kPerThread)), i),
+          kernel.add(
+              kernel.add(kernel.colBase, kernel.mul(thread.x, kPerThread)), j),
           memref::LoadOp::create(b, acc, ValueRange{index(i), index(j)}));
   gpu::TerminatorOp::create(b);
 }
@@ -296,12 +290,6 @@ void emitTensorCoreMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
   Type f32 = b.getF32Type();
   Type elementType = kernel.lhsType;
   bool bf16 = elementType.isBF16();
-  Value zero = arith::ConstantOp::create(b, b.getZeroAttr(f32));
-  for (int64_t mi = 0; mi < mTiles; ++mi)
-    for (int64_t ni = 0; ni < nTiles; ++ni)
-      for (int64_t i = 0; i < 4; ++i)
-        memref::StoreOp::create(b, zero, acc,
-                                ValueRange{index(mi), index(ni), index(i)});
   // Two consecutive k of a shared tile (k-major) as one mma register: a
   // vector<2xf16>, or an i32 for bf16 (NVVM's operand types).
   auto pair = [&](Value tile, Value k, Value row) -> Value {
@@ -310,17 +298,16 @@ void emitTensorCoreMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
         memref::LoadOp::create(b, tile, ValueRange{kernel.add(k, 1), row});
     Value packed = vector::FromElementsOp::create(
         b, VectorType::get({2}, elementType), ValueRange{low, high});
-    return bf16 ? LLVM::BitcastOp::create(b, b.getI32Type(), packed)
-                      .getResult()
+    return bf16 ? LLVM::BitcastOp::create(b, b.getI32Type(), packed).getResult()
                 : packed;
   };
   Value twoT = kernel.mul(t, 2);
+  auto result =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
   kernel.loop(0, kernel.depth, kDepth, [&](Value k0) {
     kernel.loadTiles(k0, linear, 32 * kWarps);
     gpu::BarrierOp::create(b);
-    auto result = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                   {f32, f32, f32, f32});
-    NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
     // Each mma loads its fragments (LLVM merges the loads the mmas of a
     // row or column share): the CPU emulation of an mma holds barriers,
     // across which only private memory carries values.
@@ -340,15 +327,15 @@ void emitTensorCoreMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
           c.push_back(memref::LoadOp::create(
               b, acc, ValueRange{index(mi), index(ni), index(i)}));
         auto mma = NVVM::MmaOp::create(
-            b, result, aFragment, bFragment, c,
-            {kMmaM, kMmaN, kDepth}, std::nullopt, std::nullopt,
+            b, result, aFragment, bFragment, c, {kMmaM, kMmaN, kDepth},
+            std::nullopt, std::nullopt,
             std::array<NVVM::MMATypes, 2>{type, type},
             std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                            NVVM::MMALayout::col});
         for (int64_t i = 0; i < 4; ++i)
-          memref::StoreOp::create(
-              b, LLVM::ExtractValueOp::create(b, mma, i), acc,
-              ValueRange{index(mi), index(ni), index(i)});
+          memref::StoreOp::create(b, LLVM::ExtractValueOp::create(b, mma, i),
+                                  acc,
+                                  ValueRange{index(mi), index(ni), index(i)});
       }
     gpu::BarrierOp::create(b);
   });
@@ -360,15 +347,15 @@ void emitTensorCoreMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
                              kernel.add(g, mi * kMmaM + 8 * (i / 2)));
         Value n = kernel.add(kernel.add(kernel.colBase, warpCol),
                              kernel.add(twoT, ni * kMmaN + i % 2));
-        kernel.accumulate(m, n,
-                          memref::LoadOp::create(
-                              b, acc, ValueRange{index(mi), index(ni), index(i)}));
+        kernel.accumulate(
+            m, n,
+            memref::LoadOp::create(b, acc,
+                                   ValueRange{index(mi), index(ni), index(i)}));
       }
   gpu::TerminatorOp::create(b);
 }
 
-struct TileMatmulsPass
-    : public gacc::impl::TileMatmulsBase<TileMatmulsPass> {
+struct TileMatmulsPass : public gacc::impl::TileMatmulsBase<TileMatmulsPass> {
   void runOnOperation() override {
     SmallVector<std::pair<linalg::GenericOp, gacc::MatmulShape>> matmuls;
     getOperation()->walk([&](linalg::GenericOp op) {
