@@ -97,7 +97,8 @@ Value combine(OpBuilder &b, const Reduction &reduction, Value a, Value c) {
 
 void emitBlockReduction(const Reduction &reduction) {
   linalg::GenericOp op = reduction.op;
-  ImplicitLocOpBuilder b(op.getLoc(), op);
+  gacc::KernelIndexBuilder ib(op.getLoc(), op);
+  ImplicitLocOpBuilder &b = ib.b;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<unsigned> parallelDims, reducedDims;
   int64_t outputs = 1, reduced = 1;
@@ -112,9 +113,7 @@ void emitBlockReduction(const Reduction &reduction) {
   }
   Value out = op.getDpsInits()[0];
   Type type = cast<MemRefType>(out.getType()).getElementType();
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, v);
-  };
+  auto index = [&](int64_t v) { return ib.index(v); };
   auto launch =
       gpu::LaunchOp::create(b, index(outputs), index(1), index(1),
                             index(kThreadsPerBlock), index(1), index(1));
@@ -178,7 +177,7 @@ void emitBlockReduction(const Reduction &reduction) {
       b.setInsertionPoint(branch.thenBlock()->getTerminator());
       Value mine = memref::LoadOp::create(b, partial, thread);
       Value other = memref::LoadOp::create(
-          b, partial, ValueRange{arith::AddIOp::create(b, thread, half)});
+          b, partial, ValueRange{ib.add(thread, half)});
       memref::StoreOp::create(b, combine(b, reduction, mine, other), partial,
                               thread);
     }
