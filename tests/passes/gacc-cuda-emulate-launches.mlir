@@ -4,7 +4,8 @@
 // a uniform loop halves the active threads with a barrier per round, thread
 // 0 writes the block's sum. Each barrier ends a thread loop; the uniform
 // loop runs once per block around its thread loop; workgroup memory is one
-// buffer, private memory a row per thread; ids become loop indices.
+// buffer, private memory a row per thread; ids become loop indices, the
+// blocks running last first.
 // CHECK-LABEL: func.func @block_sum
 // CHECK-SAME: (%[[IN:.*]]: memref<1024xf32>, %[[OUT:.*]]: memref<4xf32>)
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
@@ -13,7 +14,9 @@
 // CHECK: %[[MINE:.*]] = memref.alloc(%{{.*}}) : memref<?x1xf32>
 // CHECK: scf.for
 // CHECK: scf.for
-// CHECK: scf.for %[[BX:.*]] = %{{.*}} to %[[C4]]
+// CHECK: %[[LAST:.*]] = arith.subi %[[C4]], %{{.*}}
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[C4]]
+// CHECK: %[[BX:.*]] = arith.subi %[[LAST]], %[[I]]
 // CHECK: %[[BASE:.*]] = arith.muli %[[BX]], %[[C256]]
 // CHECK: scf.parallel (%{{.*}}, %{{.*}}, %[[TX:.*]]) = {{.*}} to (%{{.*}}, %{{.*}}, %[[C256]])
 // CHECK: %[[ROW:.*]] = memref.subview %[[MINE]][%{{.*}}, 0] [1, 1] [1, 1]

@@ -302,12 +302,17 @@ LogicalResult LaunchEmulator::run() {
   if (!buffers.empty())
     b.setInsertionPoint(buffers.back().getDefiningOp()->getNextNode());
 
+  // Blocks run last to first: CUDA promises no order between blocks, and a
+  // kernel whose blocks read what other blocks write (two ops of a fused
+  // chain meeting in reused memory) is likelier to give a wrong answer
+  // here in an order its author did not think of.
   for (auto [id, size] : {std::pair{blockIds.z, grid.z},
                           {blockIds.y, grid.y},
                           {blockIds.x, grid.x}}) {
+    Value last = arith::SubIOp::create(b, loc, size, one);
     auto loop = scf::ForOp::create(b, loc, zero, size, one);
-    uniform.map(id, loop.getInductionVar());
     b.setInsertionPoint(loop.getBody()->getTerminator());
+    uniform.map(id, arith::SubIOp::create(b, loc, last, loop.getInductionVar()));
   }
   for (auto [arg, size] : {std::pair{gridArgs.x, grid.x},
                            {gridArgs.y, grid.y},

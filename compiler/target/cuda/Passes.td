@@ -200,8 +200,9 @@ def EmulateLaunches : Pass<"gacc-cuda-emulate-launches"> {
   let description = [{
     Executes the CUDA target's kernels on the CPU so that tests catch
     indexing, tiling, shared-memory and reduction bugs without a GPU. Each
-    `gpu.launch` becomes loops over its blocks (one after the other); in
-    them, the kernel body is split at every `gpu.barrier` into segments,
+    `gpu.launch` becomes loops over its blocks, one after the other and the
+    last first (CUDA promises no order between blocks: one that reads what
+    another writes is a bug this order is likelier to show); in them, the kernel body is split at every `gpu.barrier` into segments,
     each an `scf.parallel` loop over the block's threads (a barrier is where
     one thread loop ends and the next begins, which is what it guarantees).
     Block and thread ids, block and grid sizes become loop indices and the
@@ -236,7 +237,8 @@ def EmulateLaunches : Pass<"gacc-cuda-emulate-launches"> {
     %tile = memref.alloc() : memref<256xf32>
     scf.for %bz = %c0 to %c1 step %c1 {
       scf.for %by = %c0 to %c1 step %c1 {
-        scf.for %bx = %c0 to %n step %c1 {
+        scf.for %i = %c0 to %n step %c1 {
+          %bx = (%n - 1) - %i
           scf.parallel (%tz, %ty, %tx) = ... to (%c1, %c1, %c256) ... { A(%tx) }
           scf.parallel (%tz, %ty, %tx) = ... to (%c1, %c1, %c256) ... { B(%tx) }
         }
