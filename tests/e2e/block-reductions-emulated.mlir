@@ -3,8 +3,11 @@
 // memory, barriers), give the same results as plain loops (exact on small
 // integers): a row sum into initialized outputs, a maximum over two
 // reduction loops, a whole tensor of bf16 values summed in f32 into a
-// scalar, and a bias-gradient-like sum over the leading loops into a
-// 1x1xN output.
+// scalar, a bias-gradient-like sum over the leading loops into a 1x1xN
+// output, and a layer-norm-like chain fused into one kernel in an arena
+// whose places are reused as the memory plan reuses them (exact dyadic
+// values; the emulation runs blocks last first, so a block that wrote over
+// what another had yet to read would show).
 // RUN: gacc-opt %s --gacc-cuda-block-reductions --gacc-cuda-emulate-launches \
 // RUN:   --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \
 // RUN:   --lower-affine --finalize-memref-to-llvm --convert-math-to-llvm \
@@ -23,7 +26,7 @@
 // RUN: | FileCheck %s
 // Every reduction became a kernel.
 // RUN: gacc-opt %s --gacc-cuda-block-reductions | FileCheck %s --check-prefix=KERNELS
-// KERNELS-COUNT-4: gpu.launch blocks
+// KERNELS-COUNT-5: gpu.launch blocks
 // KERNELS-NOT: gpu.launch blocks
 
 // CHECK: 898
@@ -34,6 +37,12 @@
 // CHECK-NEXT: 1195
 // CHECK-NEXT: 2480
 // CHECK-NEXT: 5406
+// CHECK-NEXT: 66685.5
+// CHECK-NEXT: 65553
+// CHECK-NEXT: 64512
+// CHECK-NEXT: 64544
+// CHECK-NEXT: 66780
+// CHECK-NEXT: 64512
 
 #id2 = affine_map<(i, j) -> (i, j)>
 #id3 = affine_map<(i, j, k) -> (i, j, k)>
@@ -41,6 +50,7 @@
 #first = affine_map<(i, j, k) -> (i)>
 #scalar = affine_map<(i, j) -> ()>
 #bias = affine_map<(i, j, k) -> (0, 0, k)>
+#stat = affine_map<(i, j) -> (i, 0)>
 
 func.func private @printF32(f32)
 func.func private @printNewline()
@@ -176,5 +186,76 @@ func.func @main() {
   %b39 = memref.load %bias[%c0, %c0, %c39] : memref<1x1x40xf32>
   call @print(%b0) : (f32) -> ()
   call @print(%b39) : (f32) -> ()
+
+  // In one arena: u = 2t over t's place, then the chain sum = Σ_j u,
+  // c = 8u - sum/8, sq = Σ_j c² (where sum was), y = 2c + sq (where u
+  // was). The doubling stays out of the kernel: sum's place is t's.
+  %c8 = arith.constant 8.0 : f32
+  %c0125 = arith.constant 0.125 : f32
+  %c2f = arith.constant 2.0 : f32
+  %o32k = arith.constant 32768 : index
+  %o64k = arith.constant 65536 : index
+  %arena = memref.alloc() : memref<98304xi8>
+  %tv = memref.view %arena[%c0][] : memref<98304xi8> to memref<128x64xf32>
+  %tvd = memref.cast %tv : memref<128x64xf32> to memref<?x?xf32>
+  call @fill2(%tvd) : (memref<?x?xf32>) -> ()
+  %u = memref.view %arena[%o32k][] : memref<98304xi8> to memref<128x64xf32>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%tv : memref<128x64xf32>) outs(%u : memref<128x64xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %d = arith.mulf %in, %c2f : f32
+    linalg.yield %d : f32
+  }
+  %sum = memref.view %arena[%c0][] : memref<98304xi8> to memref<128x1xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<128x1xf32>)
+  linalg.generic {indexing_maps = [#id2, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%u : memref<128x64xf32>) outs(%sum : memref<128x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  }
+  %cv = memref.view %arena[%o64k][] : memref<98304xi8> to memref<128x64xf32>
+  linalg.generic {indexing_maps = [#id2, #stat, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%u, %sum : memref<128x64xf32>, memref<128x1xf32>) outs(%cv : memref<128x64xf32>) {
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %a = arith.mulf %in, %c8 : f32
+    %b = arith.mulf %s, %c0125 : f32
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  %sq = memref.view %arena[%c0][] : memref<98304xi8> to memref<128x1xf32>
+  linalg.fill ins(%zero : f32) outs(%sq : memref<128x1xf32>)
+  linalg.generic {indexing_maps = [#id2, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%cv : memref<128x64xf32>) outs(%sq : memref<128x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %p = arith.mulf %in, %in : f32
+    %s = arith.addf %p, %out : f32
+    linalg.yield %s : f32
+  }
+  %yv = memref.view %arena[%o32k][] : memref<98304xi8> to memref<128x64xf32>
+  linalg.generic {indexing_maps = [#id2, #stat, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%cv, %sq : memref<128x64xf32>, memref<128x1xf32>) outs(%yv : memref<128x64xf32>) {
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %a = arith.mulf %in, %c2f : f32
+    %d = arith.addf %a, %s : f32
+    linalg.yield %d : f32
+  }
+  %c5 = arith.constant 5 : index
+  %c17 = arith.constant 17 : index
+  %c63 = arith.constant 63 : index
+  %c64 = arith.constant 64 : index
+  %c127 = arith.constant 127 : index
+  %y0 = memref.load %yv[%c0, %c0] : memref<128x64xf32>
+  %y1 = memref.load %yv[%c5, %c17] : memref<128x64xf32>
+  %y2 = memref.load %yv[%c127, %c63] : memref<128x64xf32>
+  %y3 = memref.load %yv[%c64, %c1] : memref<128x64xf32>
+  %q0 = memref.load %sq[%c0, %c0] : memref<128x1xf32>
+  %q1 = memref.load %sq[%c127, %c0] : memref<128x1xf32>
+  call @print(%y0) : (f32) -> ()
+  call @print(%y1) : (f32) -> ()
+  call @print(%y2) : (f32) -> ()
+  call @print(%y3) : (f32) -> ()
+  call @print(%q0) : (f32) -> ()
+  call @print(%q1) : (f32) -> ()
   return
 }

@@ -72,3 +72,219 @@ func.func @output_read_twice(%x: memref<4x300xf32>, %m: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+#x = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i, 0)>
+
+// Softmax: the row maximum's neighbours that work on the same rows (the
+// fills of the statistics, exp(x - max), the row sum, the division) join
+// its kernel: one block per row, 64 threads for rows of 64, a barrier
+// between ops; the two reductions share the workgroup memory.
+// CHECK-LABEL: func.func @softmax
+// CHECK-NOT: linalg.
+// CHECK: gpu.launch blocks(%[[ROW:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c512, %{{[a-z0-9_]+}} = %c1, %{{[a-z0-9_]+}} = %c1)
+// CHECK-SAME: threads(%[[T:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c64, %{{[a-z0-9_]+}} = %c1, %{{[a-z0-9_]+}} = %c1)
+// CHECK-SAME: workgroup(%[[P:[a-z0-9_]+]] : memref<64xf32, #gpu.address_space<workgroup>>) {
+// The maximum's fill: thread 0 of the row.
+// CHECK: scf.for %{{.*}} = %[[T]] to %c1 step %c64 {
+// CHECK: gpu.barrier
+// CHECK: arith.maximumf
+// CHECK: gpu.barrier
+// CHECK: scf.for %[[R:.*]] = %[[T]] to %c64 step %c64 {
+// CHECK: math.exp
+// CHECK: memref.store %{{.*}}, %[[E:.*]][%[[ROW]], %[[R]]]
+// CHECK: gpu.barrier
+// CHECK: arith.addf
+// CHECK: memref.store %{{.*}}, %[[P]][%[[T]]]
+// CHECK: gpu.barrier
+// CHECK: arith.divf
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: linalg.
+func.func @softmax(%x: memref<512x64xf32>, %max: memref<512x1xf32>,
+                   %e: memref<512x64xf32>, %sum: memref<512x1xf32>,
+                   %y: memref<512x64xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%ninf : f32) outs(%max : memref<512x1xf32>)
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<512x64xf32>) outs(%max : memref<512x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#x, #row, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : memref<512x64xf32>, memref<512x1xf32>) outs(%e : memref<512x64xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %x1 = math.exp %d : f32
+    linalg.yield %x1 : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%sum : memref<512x1xf32>)
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%e : memref<512x64xf32>) outs(%sum : memref<512x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#x, #row, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%e, %sum : memref<512x64xf32>, memref<512x1xf32>) outs(%y : memref<512x64xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %q = arith.divf %a, %s : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i, 0)>
+
+// The memory plan put the maximum where the scores were (both at byte 0 of
+// the arena, the maximum's row p in the scores' row p / 64): fused, block p
+// could write its maximum over a row of scores another block has yet to
+// read. The scaling stays out of the kernel; the fill, the reduction and
+// the in-place exp(x - max) (the same view, row by row) join.
+// CHECK-LABEL: func.func @reused_memory
+// CHECK: linalg.generic
+// CHECK: arith.mulf
+// CHECK: gpu.launch
+// CHECK: math.exp
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg.
+func.func @reused_memory(%arena: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c131072 = arith.constant 131072 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %half = arith.constant 0.5 : f32
+  %scores = memref.view %arena[%c0][] : memref<?xi8> to memref<512x64xf32>
+  %scaled = memref.view %arena[%c131072][] : memref<?xi8> to memref<512x64xf32>
+  linalg.generic {indexing_maps = [#x, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%scores : memref<512x64xf32>) outs(%scaled : memref<512x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %half : f32
+    linalg.yield %s : f32
+  }
+  %max = memref.view %arena[%c0][] : memref<?xi8> to memref<512x1xf32>
+  linalg.fill ins(%ninf : f32) outs(%max : memref<512x1xf32>)
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%scaled : memref<512x64xf32>) outs(%max : memref<512x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#x, #row, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%scaled, %max : memref<512x64xf32>, memref<512x1xf32>) outs(%scaled : memref<512x64xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %x1 = math.exp %d : f32
+    linalg.yield %x1 : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i, 0)>
+
+// Layer norm's statistics reuse one place of the arena: two views at one
+// byte shift with one type are the same rows, so the second sum joins.
+// CHECK-LABEL: func.func @same_place
+// CHECK-COUNT-1: gpu.launch
+// CHECK-NOT: linalg.
+func.func @same_place(%arena: memref<?xi8>, %x: memref<256x128xf32>, %y: memref<256x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %mean = memref.view %arena[%c0][] : memref<?xi8> to memref<256x1xf32>
+  linalg.fill ins(%zero : f32) outs(%mean : memref<256x1xf32>)
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<256x128xf32>) outs(%mean : memref<256x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#x, #row, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mean : memref<256x128xf32>, memref<256x1xf32>) outs(%y : memref<256x128xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    linalg.yield %d : f32
+  }
+  %var = memref.view %arena[%c0][] : memref<?xi8> to memref<256x1xf32>
+  linalg.fill ins(%zero : f32) outs(%var : memref<256x1xf32>)
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%y : memref<256x128xf32>) outs(%var : memref<256x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %sq = arith.mulf %a, %a : f32
+    %s = arith.addf %sq, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i, 0)>
+#first = affine_map<(i, j) -> (0, 0)>
+
+// An op that reads another row of what the kernel writes (row 0's sum, in
+// every row) must wait for every block: it stays out.
+// CHECK-LABEL: func.func @reads_another_row
+// CHECK: gpu.launch
+// CHECK: gpu.terminator
+// CHECK: linalg.generic
+func.func @reads_another_row(%x: memref<256x128xf32>, %sum: memref<256x1xf32>, %y: memref<256x128xf32>) {
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<256x128xf32>) outs(%sum : memref<256x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#x, #first, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<256x128xf32>, memref<256x1xf32>) outs(%y : memref<256x128xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %q = arith.divf %a, %s : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i, 0)>
+
+// Eight rows of 4096: 256 threads per row would leave most of a GPU idle
+// for the division, which keeps its own kernel. A copy on the way (memory
+// touched outside linalg) keeps the fill out too.
+// CHECK-LABEL: func.func @few_wide_rows
+// CHECK: linalg.fill
+// CHECK: memref.copy
+// CHECK: gpu.launch
+// CHECK-SAME: threads(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c256,
+// CHECK: gpu.terminator
+// CHECK: linalg.generic
+// CHECK: arith.divf
+func.func @few_wide_rows(%x: memref<8x4096xf32>, %sum: memref<8x1xf32>, %y: memref<8x4096xf32>,
+                         %a: memref<8x4096xf32>, %b: memref<8x4096xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%sum : memref<8x1xf32>)
+  memref.copy %a, %b : memref<8x4096xf32> to memref<8x4096xf32>
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x4096xf32>) outs(%sum : memref<8x1xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %o : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#x, #row, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : memref<8x4096xf32>, memref<8x1xf32>) outs(%y : memref<8x4096xf32>) {
+  ^bb0(%in: f32, %s: f32, %o: f32):
+    %q = arith.divf %in, %s : f32
+    linalg.yield %q : f32
+  }
+  return
+}

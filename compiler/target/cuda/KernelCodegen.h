@@ -6,7 +6,6 @@
 // to blocks and threads (buildCudaKernelMappingPipeline: the IR the CPU
 // emulation runs too), outlined into gpu kernels (all in one gpu.module),
 // lowered to NVVM and compiled to PTX by LLVM's NVPTX backend.
-// The host side (launches, device arenas) is not built yet.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GACC_COMPILER_TARGET_CUDA_KERNELCODEGEN_H

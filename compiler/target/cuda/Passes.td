@@ -70,7 +70,25 @@ def BlockReductions : Pass<"gacc-cuda-block-reductions"> {
     statistics, losses, bias gradients and the gradient norm's squares are
     such reductions; with the default mapping a single thread would loop
     over all of a row (or, for a scalar, over the whole tensor). Smaller
-    reductions keep a loop per output in its thread.
+    reductions keep a loop per output in its thread. The block has as many
+    threads as the row has elements, rounded up to a power of two, from 32
+    to 256.
+
+    A reduction over its last loop takes into its kernel the ops around it
+    that work on the same rows (their first loops are the rows', at most
+    one loop follows, they write only at their row): softmax's and layer
+    norm's fills, row-broadcast elementwise ops and further row reductions,
+    forward and backward. Each block runs the whole chain on its row, a
+    barrier between ops, where each op was a kernel of its own. An op joins
+    only if, run row by row, the ops meet at no byte one of them writes
+    except at the same row: the memory plan puts buffers whose lifetimes do
+    not overlap in the same bytes, and block q must not write over what
+    block p has yet to read. Views of the step's arenas at constant byte
+    shifts are compared by their byte ranges; two views at one shift with
+    one type are the same rows. Ops without memory effects (views,
+    constants) between the chain's ops stay where they are; anything else
+    ends the chain. An op with rows wider than 256 elements joins only when
+    there are rows enough (1024) to fill a GPU.
 
     ```mlir
     linalg.generic {iterator_types = ["parallel", "reduction"]}
@@ -88,6 +106,22 @@ def BlockReductions : Pass<"gacc-cuda-block-reductions"> {
       gpu.barrier
       scf.for %round = %c0 to %c8 step %c1 { ... gpu.barrier }
       scf.if %t == 0 { %max[%p] = max(%max[%p], %partial[0]) }
+    }
+    ```
+
+    ```mlir
+    // softmax: fill, max, exp(x - max), fill, sum, divide
+    linalg.fill ins(%ninf : f32) outs(%max : memref<512x1xf32>)
+    linalg.generic {... ["parallel", "reduction"]} ins(%x ...) outs(%max ...)
+    ...
+    // becomes one kernel
+    gpu.launch blocks(%p, ...) in (%gx = %c512, ...)
+               threads(%t, ...) in (%sx = %c64, ...)
+               workgroup(%partial : memref<64xf32, 3>) {
+      fill of row %p by thread 0;   gpu.barrier
+      maximum of row %p (a tree);   gpu.barrier
+      exp(x - max), row %p;         gpu.barrier
+      ...
     }
     ```
   }];
