@@ -1,9 +1,11 @@
-//===- CompileFuzzer.cpp - fuzz parse, verify and the CPU pipeline --------===//
+//===- CompileFuzzer.cpp - fuzz parse, verify and the pipelines -----------===//
 //
 // The bytes are a model's text. They go through the front door every tool
 // uses (parse, verify) and, when that accepts them, through lowerStep: the
 // whole CPU pipeline that `gacc compile` and the JIT run, down to the LLVM
-// dialect. Rejecting an input with a diagnostic is the expected outcome;
+// dialect, then (from a fresh parse) the cuda-emulated one, which runs the
+// CUDA target's kernel mapping (matmul tiles, block-kernel chains, host
+// code moved into kernels) and the emulation of its launches. Rejecting an input with a diagnostic is the expected outcome;
 // a crash, a sanitizer report, or a failure that reports nothing (the user
 // would see "cannot compile" and no reason) is a finding.
 //
@@ -11,6 +13,7 @@
 
 #include "compiler/Describe.h"
 #include "compiler/InitAll.h"
+#include "compiler/Pipelines.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -22,6 +25,7 @@
 #include <string>
 
 using namespace mlir;
+using mlir::gacc::StepTarget;
 
 // Debian's libMLIR is not instrumented. LLVM's bump allocator, inlined into
 // this instrumented code, poisons each new slab for ASan and unpoisons what
@@ -48,13 +52,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // MLIR's lexer reads up to a NUL after the buffer, which every gacc
   // reader provides (files, getMemBufferCopy); libFuzzer's bytes have none.
   std::string text(reinterpret_cast<const char *>(data), size);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
   bool failedSilently = false;
-  if (!module) {
-    failedSilently = errors == 0;
-  } else if (failed(mlir::gacc::lowerStep(*module, /*stepName=*/"",
-                                    mlir::gacc::CodegenTarget{}))) {
-    failedSilently = errors == 0;
+  for (StepTarget kind : {StepTarget::Cpu, StepTarget::CudaEmulated}) {
+    errors = 0;
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+    mlir::gacc::CodegenTarget target;
+    target.kind = kind;
+    if (!module || failed(mlir::gacc::lowerStep(*module, /*stepName=*/"",
+                                                target))) {
+      failedSilently = errors == 0;
+      break;
+    }
   }
   if (failedSilently) {
     std::fprintf(stderr, "gacc-compile-fuzzer: rejected with no error\n");
