@@ -4,7 +4,8 @@
 // are not multiples of the 64x64 tile or of 16, either operand transposed,
 // a broadcast batch, f16 operands accumulating in f32 (the tensor-core
 // kernel: its mma.sync computed lane by lane from the fragments' PTX
-// layouts), and C accumulated into (C += A·B).
+// layouts), C accumulated into (C += A·B), and C's fill taken into the
+// kernel (C = v + A·B, C never read).
 // RUN: gacc-opt %s --gacc-cuda-tile-matmuls --gacc-cuda-emulate-launches \
 // RUN:   --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \
 // RUN:   --lower-affine --finalize-memref-to-llvm --convert-math-to-llvm \
@@ -14,10 +15,13 @@
 // RUN:   -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so \
 // RUN: | FileCheck %s
 
-// Also: the rewrite made kernels out of exactly the four matmuls.
+// Also: the rewrite made kernels out of exactly the four matmuls, and took
+// in the two fills just before them (the references' stay).
 // RUN: gacc-opt %s --gacc-cuda-tile-matmuls | FileCheck %s --check-prefix=KERNELS
 // KERNELS-COUNT-4: gpu.launch blocks
 // KERNELS-NOT: gpu.launch blocks
+// RUN: gacc-opt %s --gacc-cuda-tile-matmuls | grep -c linalg.fill | FileCheck %s --check-prefix=FILLS
+// FILLS: 2
 
 // CHECK: 0
 // CHECK-NEXT: 0
@@ -132,7 +136,7 @@ func.func @transposed_rhs() {
   return
 }
 
-// C = A^T·B with f16 operands, accumulated in f32.
+// C = 0.5 + A^T·B with f16 operands, accumulated in f32.
 func.func @transposed_lhs_f16() {
   %a32 = memref.alloc() : memref<33x130xf32>
   %b32 = memref.alloc() : memref<33x17xf32>
@@ -156,9 +160,10 @@ func.func @transposed_lhs_f16() {
     %h = arith.truncf %x : f32 to f16
     linalg.yield %h : f16
   }
-  %zero = arith.constant 0.0 : f32
-  linalg.fill ins(%zero : f32) outs(%c : memref<130x17xf32>)
-  linalg.fill ins(%zero : f32) outs(%r : memref<130x17xf32>)
+  // C's fill (just before its matmul) is taken into the kernel.
+  %half = arith.constant 0.5 : f32
+  linalg.fill ins(%half : f32) outs(%r : memref<130x17xf32>)
+  linalg.fill ins(%half : f32) outs(%c : memref<130x17xf32>)
   linalg.generic {indexing_maps = [#km, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : memref<33x130xf16>, memref<33x17xf16>) outs(%c : memref<130x17xf32>) {
   ^bb0(%p: f16, %q: f16, %o: f32):
@@ -229,7 +234,8 @@ func.func @broadcast_batch() {
   return
 }
 
-// A matmul large enough for several tiles each way and 50 K steps.
+// C = 1.25 + A·B, large enough for several tiles each way and 50 K
+// steps; C's fill is taken into the kernel.
 func.func @several_tiles() {
   %a = memref.alloc() : memref<200x800xf32>
   %b = memref.alloc() : memref<800x150xf32>
@@ -241,8 +247,9 @@ func.func @several_tiles() {
   %rd = memref.cast %r : memref<200x150xf32> to memref<?x?xf32>
   call @fill2(%ad) : (memref<?x?xf32>) -> ()
   call @fill2(%bd) : (memref<?x?xf32>) -> ()
-  call @fill2(%cd) : (memref<?x?xf32>) -> ()
-  call @fill2(%rd) : (memref<?x?xf32>) -> ()
+  %init = arith.constant 1.25 : f32
+  linalg.fill ins(%init : f32) outs(%r : memref<200x150xf32>)
+  linalg.fill ins(%init : f32) outs(%c : memref<200x150xf32>)
   linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : memref<200x800xf32>, memref<800x150xf32>) outs(%c : memref<200x150xf32>) {
   ^bb0(%p: f32, %q: f32, %o: f32):

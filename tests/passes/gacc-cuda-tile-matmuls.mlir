@@ -47,6 +47,57 @@ func.func @linear(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %y: memref<70
 // -----
 
 #mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// C's fill just before the matmul (a view between them touches no memory)
+// is taken into the kernel: each element of C is stored once, as the fill's
+// value plus its sum, and C is never read. A fill of another buffer, or one
+// with a copy after it, stays.
+// CHECK-LABEL: func.func @filled
+// CHECK-SAME: (%[[X:.*]]: memref<70x784xf32>, %[[W:.*]]: memref<200x784xf32>, %[[ARENA:.*]]: memref<?xi8>, %[[OTHER:.*]]: memref<70x200xf32>, %[[COPY:.*]]: memref<70x200xf32>)
+// CHECK-DAG: %[[V:.*]] = arith.constant 2.500000e-01 : f32
+// CHECK: %[[Y:.*]] = memref.view %[[ARENA]]
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK-NOT: memref.load %[[Y]]
+// CHECK: %[[S:.*]] = arith.addf %{{.*}}, %[[V]] : f32
+// CHECK-NEXT: memref.store %[[S]], %[[Y]]
+// CHECK-NOT: memref.load %[[Y]]
+// CHECK: gpu.terminator
+// CHECK: linalg.fill ins(%[[V]] : f32) outs(%[[OTHER]]
+// CHECK: memref.copy
+// CHECK: gpu.launch
+// CHECK: memref.load %[[OTHER]]
+func.func @filled(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %arena: memref<?xi8>,
+                  %other: memref<70x200xf32>, %copy: memref<70x200xf32>) {
+  %c0 = arith.constant 0 : index
+  %v = arith.constant 0.25 : f32
+  %y = memref.view %arena[%c0][] : memref<?xi8> to memref<70x200xf32>
+  linalg.fill ins(%v : f32) outs(%y : memref<70x200xf32>)
+  %unused = memref.view %arena[%c0][] : memref<?xi8> to memref<200xf32>
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<70x784xf32>, memref<200x784xf32>) outs(%y : memref<70x200xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%v : f32) outs(%other : memref<70x200xf32>)
+  memref.copy %y, %copy : memref<70x200xf32> to memref<70x200xf32>
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<70x784xf32>, memref<200x784xf32>) outs(%other : memref<70x200xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
 #kn = affine_map<(m, n, k) -> (k, n)>
 #mn = affine_map<(m, n, k) -> (m, n)>
 

@@ -19,7 +19,11 @@ def TileMatmuls : Pass<"gacc-cuda-tile-matmuls"> {
     per block, not once per thread), consecutive threads reading
     consecutive addresses whichever operand is transposed; a barrier after
     loading and after using each tile. Edges: loads past the matrix are
-    zeros, stores past it are skipped. The batch is `blockIdx.z`.
+    zeros, stores past it are skipped. The batch is `blockIdx.z`. A
+    `linalg.fill` of C just before the matmul (only ops without memory
+    effects between them) is taken into the kernel: each element of C is
+    stored once as the fill's value plus its sum, C is not read, and the
+    fill's kernel is gone.
 
     Matmuls of f16 or bf16 operands into f32 go to the tensor cores
     instead: the same 64x64 tiles of C and shared tiles of A and B, but 4

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_TILEMATMULS
@@ -70,11 +71,11 @@ bool fitsTensorCores(linalg::GenericOp op) {
 /// the accumulation into C.
 class MatmulKernel : public gacc::KernelIndexBuilder {
 public:
-  MatmulKernel(linalg::GenericOp op, gacc::MatmulShape shape)
+  MatmulKernel(linalg::GenericOp op, gacc::MatmulShape shape, Value initial)
       : KernelIndexBuilder(op.getLoc(), op), shape(shape),
         lhs(op.getDpsInputs()[0]), rhs(op.getDpsInputs()[1]),
-        out(op.getDpsInits()[0]), maps(op.getIndexingMapsArray()),
-        ranges(op.getStaticLoopRanges()) {
+        out(op.getDpsInits()[0]), initial(initial),
+        maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()) {
     batchLoops = ranges.size() - 3;
     rows = ranges[batchLoops];
     cols = ranges[batchLoops + 1];
@@ -156,16 +157,16 @@ public:
     });
   }
 
-  /// C[m][n] += `value`, where (m, n) is inside C.
+  /// C[m][n] += `value` (C[m][n] = initial + `value` when C's fill was
+  /// taken in), where (m, n) is inside C.
   void accumulate(Value m, Value n, Value value) {
     Value inside = arith::AndIOp::create(b, less(m, rows), less(n, cols));
     auto branch = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(branch.thenBlock()->getTerminator());
     SmallVector<Value> at = indices(maps[2], m, n, m);
-    Value sum =
-        arith::AddFOp::create(b, memref::LoadOp::create(b, out, at), value);
-    memref::StoreOp::create(b, sum, out, at);
+    Value old = initial ? initial : memref::LoadOp::create(b, out, at);
+    memref::StoreOp::create(b, arith::AddFOp::create(b, old, value), out, at);
   }
 
   void loop(int64_t lower, int64_t upper, int64_t step,
@@ -178,6 +179,8 @@ public:
 
   gacc::MatmulShape shape;
   Value lhs, rhs, out;
+  /// C's value before the matmul, when a fill set all of it; else null.
+  Value initial;
   SmallVector<AffineMap> maps;
   SmallVector<int64_t> ranges;
   unsigned batchLoops;
@@ -217,8 +220,9 @@ private:
 };
 
 /// The SGEMM kernel for `op` (loops (batch..., m, n, k)), before it.
-void emitTiledMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
-  MatmulKernel kernel(op, shape);
+void emitTiledMatmul(linalg::GenericOp op, gacc::MatmulShape shape,
+                     Value initial) {
+  MatmulKernel kernel(op, shape, initial);
   ImplicitLocOpBuilder &b = kernel.b;
   Type accType = kernel.accType;
   gpu::LaunchOp launch =
@@ -273,8 +277,9 @@ void emitTiledMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
 /// t = lane % 4: register r of A holds A[g + 8 (r % 2)][2t + 8 (r / 2) + e],
 /// register r of B holds B[2t + 8r + e][g], e = 0, 1 (the low half first);
 /// element i of C is C[g + 8 (i / 2)][2t + i % 2].
-void emitTensorCoreMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
-  MatmulKernel kernel(op, shape);
+void emitTensorCoreMatmul(linalg::GenericOp op, gacc::MatmulShape shape,
+                          Value initial) {
+  MatmulKernel kernel(op, shape, initial);
   ImplicitLocOpBuilder &b = kernel.b;
   constexpr int64_t mTiles = kWarpTile / kMmaM, nTiles = kWarpTile / kMmaN;
   gpu::LaunchOp launch = kernel.launch(32, kWarps, {mTiles, nTiles, 4});
@@ -355,6 +360,23 @@ void emitTensorCoreMatmul(linalg::GenericOp op, gacc::MatmulShape shape) {
   gpu::TerminatorOp::create(b);
 }
 
+/// The fill that sets all of C just before `op` (only ops without memory
+/// effects between them), which the kernel can take in: C = value + A·B,
+/// without writing C twice and reading it back. C is indexed by every
+/// parallel loop (matchMatmul), so each element is written once.
+linalg::FillOp fillBefore(linalg::GenericOp op) {
+  Operation *prev = op->getPrevNode();
+  while (prev && isMemoryEffectFree(prev))
+    prev = prev->getPrevNode();
+  auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+  Value out = op.getDpsInits()[0];
+  if (!fill || !fill.hasPureBufferSemantics() ||
+      fill.getDpsInits()[0] != out ||
+      fill.value().getType() != cast<MemRefType>(out.getType()).getElementType())
+    return nullptr;
+  return fill;
+}
+
 struct TileMatmulsPass : public gacc::impl::TileMatmulsBase<TileMatmulsPass> {
   void runOnOperation() override {
     SmallVector<std::pair<linalg::GenericOp, gacc::MatmulShape>> matmuls;
@@ -364,11 +386,15 @@ struct TileMatmulsPass : public gacc::impl::TileMatmulsBase<TileMatmulsPass> {
           matmuls.push_back({op, *shape});
     });
     for (auto [op, shape] : matmuls) {
+      linalg::FillOp fill = fillBefore(op);
+      Value initial = fill ? fill.value() : Value();
       if (fitsTensorCores(op))
-        emitTensorCoreMatmul(op, shape);
+        emitTensorCoreMatmul(op, shape, initial);
       else
-        emitTiledMatmul(op, shape);
+        emitTiledMatmul(op, shape, initial);
       op.erase();
+      if (fill)
+        fill.erase();
     }
   }
 };
