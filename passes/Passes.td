@@ -335,10 +335,11 @@ def WriteInPlace : Pass<"gacc-write-in-place", "func::FuncOp"> {
     buffers and then copy them into their slots of the state arena
     (`bufferization.materialize_in_destination` on a memref). This pass
     makes the temporary the slot itself: for `memref.copy %tmp, %slot`
-    where `%tmp` is a `memref.alloc` of the same type and `%slot` a
+    where `%tmp` is a `memref.alloc` of the same bytes (or a reshape of
+    one: a gradient reduced into `1x1xN` and flattened) and `%slot` a
     `memref.view` of a function argument at a constant offset, every use
-    of `%tmp` reads or writes `%slot` instead and the copy disappears,
-    provided that
+    of `%tmp` reads or writes the slot's bytes instead (a view of them
+    with the temporary's shape) and the copy disappears, provided that
 
     * nothing between the allocation and the copy touches the slot's
       bytes, except an all-parallel `linalg.generic` that reads the slot

@@ -142,12 +142,29 @@ bool isElementwiseUpdate(const Access &access, Value tmp, const Origin &slot) {
   return true;
 }
 
+/// The allocation `source` reshapes (or is): reshapes of a row-major
+/// buffer keep its bytes in order, so the slot can take its shape.
+memref::AllocOp reshapedAllocation(Value source) {
+  while (isa_and_present<memref::ReshapeOp, memref::CollapseShapeOp,
+                         memref::ExpandShapeOp>(source.getDefiningOp()))
+    source = cast<ViewLikeOpInterface>(source.getDefiningOp()).getViewSource();
+  auto alloc = source.getDefiningOp<memref::AllocOp>();
+  if (!alloc || !alloc.getType().getLayout().isIdentity())
+    return nullptr;
+  return alloc;
+}
+
 /// Replaces `tmp` with the slot `copy` fills from it, if nothing can tell.
 bool elide(memref::CopyOp copy) {
-  auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
+  memref::AllocOp alloc = reshapedAllocation(copy.getSource());
   auto slotView = copy.getTarget().getDefiningOp<memref::ViewOp>();
-  if (!alloc || !slotView || alloc->getBlock() != copy->getBlock() ||
-      alloc.getType() != slotView.getType() || !getStaticByteSize(alloc.getType()))
+  std::optional<int64_t> bytes =
+      alloc ? getStaticByteSize(alloc.getType()) : std::nullopt;
+  if (!alloc || !slotView || alloc->getBlock() != copy->getBlock() || !bytes ||
+      alloc.getType().getElementType() !=
+          slotView.getType().getElementType() ||
+      bytes != getStaticByteSize(slotView.getType()) ||
+      !slotView.getType().getLayout().isIdentity())
     return false;
   Origin slot = originOf(slotView);
   if (slot.kind != Origin::Argument ||
@@ -157,14 +174,19 @@ bool elide(memref::CopyOp copy) {
   Value tmp = alloc.getResult();
   Origin temporary = originOf(tmp);
 
-  // The last op of the block that uses the temporary.
+  // The last op of the block that uses the temporary (or a view of it).
   Operation *lastUse = copy;
-  for (Operation *user : tmp.getUsers()) {
-    Operation *inBlock = block->findAncestorOpInBlock(*user);
-    if (!inBlock)
-      return false;
-    if (lastUse->isBeforeInBlock(inBlock))
-      lastUse = inBlock;
+  SmallVector<Value> aliases{tmp};
+  while (!aliases.empty()) {
+    for (Operation *user : aliases.pop_back_val().getUsers()) {
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (!inBlock)
+        return false;
+      if (lastUse->isBeforeInBlock(inBlock))
+        lastUse = inBlock;
+      if (isa<ViewLikeOpInterface>(user))
+        llvm::append_range(aliases, user->getResults());
+    }
   }
   // Once the temporary is the slot, each write to it is a write to the
   // slot: the slot's old bytes may only be read by the update that first

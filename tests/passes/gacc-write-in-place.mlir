@@ -93,3 +93,56 @@ func.func @unknown(%state: memref<?xi8>, %other: memref<4xf32>) {
   memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
   return
 }
+
+// -----
+
+// A gradient reduced into 1x1x4 and copied, reshaped, into its 4-element
+// slot: the slot takes the temporary's shape (the same bytes in order),
+// and the later read of the reshape reads the slot.
+// CHECK-LABEL: func.func @reshaped
+// CHECK-SAME: (%[[STATE:.*]]: memref<?xi8>, %[[G:.*]]: memref<8x4xf32>, %[[OUT:.*]]: memref<f32>)
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: %[[SLOT:.*]] = memref.view %[[STATE]][%c16{{.*}}][] : memref<?xi8> to memref<1x4xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[SLOT]] : memref<1x4xf32>)
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[SLOT]]
+// CHECK: memref.load %[[FLAT]]
+func.func @reshaped(%state: memref<?xi8>, %g: memref<8x4xf32>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %slot = memref.view %state[%c16][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<1x4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (0, j)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%g : memref<8x4xf32>) outs(%tmp : memref<1x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  %flat = memref.collapse_shape %tmp [[0, 1]] : memref<1x4xf32> into memref<4xf32>
+  memref.copy %flat, %slot : memref<4xf32> to memref<4xf32>
+  %v = memref.load %flat[%c0] : memref<4xf32>
+  memref.store %v, %out[] : memref<f32>
+  return
+}
+
+// -----
+
+// Not when the slot is written while the reshape is still to be read.
+// CHECK-LABEL: func.func @reshape_read_after_slot_written
+// CHECK: memref.alloc
+// CHECK: memref.copy
+func.func @reshape_read_after_slot_written(%state: memref<?xi8>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %two = arith.constant 2.0 : f32
+  %slot = memref.view %state[%c0][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<1x4xf32>
+  linalg.fill ins(%one : f32) outs(%tmp : memref<1x4xf32>)
+  %flat = memref.collapse_shape %tmp [[0, 1]] : memref<1x4xf32> into memref<4xf32>
+  memref.copy %flat, %slot : memref<4xf32> to memref<4xf32>
+  linalg.fill ins(%two : f32) outs(%slot : memref<4xf32>)
+  %v = memref.load %flat[%c0] : memref<4xf32>
+  memref.store %v, %out[] : memref<f32>
+  return
+}
