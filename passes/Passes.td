@@ -348,6 +348,17 @@ def WriteInPlace : Pass<"gacc-write-in-place", "func::FuncOp"> {
     * nothing between the copy and the last use of `%tmp` writes them or
       `%tmp`.
 
+    When `%tmp` holds several values in turn (bufferization reuses a dead
+    operand's buffer: an optimizer's clipped gradient, then the new second
+    moment, then the new parameter) and the copy saves one of them, the op
+    that wrote that value (all of `%tmp`, an all-parallel `linalg.generic`
+    not reading `%tmp`'s old value through its output) writes the slot
+    instead, and the ops that read the value, up to the next such
+    overwrite of `%tmp`, read the slot; `%tmp` keeps its other values.
+    This needs nothing else to touch the slot between that write and the
+    copy, nothing to write it after the copy before the value's last read,
+    and `%tmp` to be a direct operand of ops of the copy's block only.
+
     Memory accesses come from `MemoryEffectOpInterface`; a buffer whose
     origin is unknown may be the slot. This saves a pass over every
     parameter, gradient and optimizer slot per step and takes the

@@ -228,13 +228,134 @@ bool elide(memref::CopyOp copy) {
   return true;
 }
 
+/// Whether `op` writes all of `tmp` without reading what it holds: an
+/// all-parallel generic whose only output is `tmp`, indexed by the
+/// identity, its value unused by the body (inputs may read `tmp`).
+bool overwrites(Operation *op, Value tmp) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumLoops() != generic.getNumParallelLoops() ||
+      generic.getNumDpsInits() != 1 || generic.getDpsInits()[0] != tmp)
+    return false;
+  OpOperand *init = generic.getDpsInitOperand(0);
+  return generic.getMatchingIndexingMap(init).isIdentity() &&
+         generic.getMatchingBlockArgument(init).use_empty();
+}
+
+/// The other case: `tmp` holds several values in turn (bufferization
+/// reuses a dead operand's buffer: an optimizer's clipped gradient, then
+/// the new second moment, then the new parameter) and the copy saves one
+/// of them. The op that wrote that value, all of `tmp`, writes the slot
+/// instead, and the ops that read the value, up to the op that overwrites
+/// `tmp` next, read the slot; `tmp` keeps its other values. Requires that
+/// between that write and the copy nothing else touches the slot (it holds
+/// the new value earlier now), that after the copy nothing writes the slot
+/// before the value's last read, and that `tmp` is only ever a direct
+/// operand of ops of the copy's block.
+bool forward(memref::CopyOp copy) {
+  Value tmp = copy.getSource();
+  auto alloc = tmp.getDefiningOp<memref::AllocOp>();
+  auto slotView = copy.getTarget().getDefiningOp<memref::ViewOp>();
+  if (!alloc || !slotView || alloc.getType() != slotView.getType())
+    return false;
+  Origin slot = originOf(slotView);
+  if (slot.kind != Origin::Argument ||
+      slot.end == std::numeric_limits<int64_t>::max() ||
+      slot.root.getType() != slotView.getSource().getType())
+    return false;
+  Origin temporary = originOf(tmp);
+  Block *block = copy->getBlock();
+  if (llvm::any_of(tmp.getUsers(),
+                   [&](Operation *user) { return user->getBlock() != block; }))
+    return false;
+
+  // How an op touches the slot and `tmp` (`unknown`: through a view of
+  // `tmp` or memory the effects do not name).
+  struct Touches {
+    bool readsTmp = false, writesTmp = false, readsSlot = false,
+         writesSlot = false, unknown = false;
+  };
+  auto touches = [&](Operation *op) {
+    Touches t;
+    for (const Access &access : accessesOf(op)) {
+      if (!access.value) {
+        t.unknown = true;
+        continue;
+      }
+      Origin origin = originOf(access.value);
+      if (origin.mayOverlap(temporary)) {
+        t.unknown |= access.value != tmp;
+        (access.write ? t.writesTmp : t.readsTmp) = true;
+      }
+      if (origin.mayOverlap(slot))
+        (access.write ? t.writesSlot : t.readsSlot) = true;
+    }
+    return t;
+  };
+
+  // Back from the copy to the op that wrote the value copied.
+  SmallVector<Operation *> readers;
+  Operation *writer = nullptr;
+  for (Operation *op = copy->getPrevNode(); op && !writer;
+       op = op->getPrevNode()) {
+    Touches t = touches(op);
+    if (t.unknown || t.writesSlot)
+      return false;
+    if (t.writesTmp)
+      writer = op;
+    else if (t.readsSlot)
+      return false;
+    else if (t.readsTmp)
+      readers.push_back(op);
+  }
+  if (!writer || !overwrites(writer, tmp))
+    return false;
+  for (const Access &access : accessesOf(writer))
+    if (access.value && originOf(access.value).mayOverlap(slot) &&
+        !isElementwiseUpdate(access, tmp, slot))
+      return false;
+  // On from the copy to the op that overwrites `tmp` (or the block's end),
+  // which may read the value through its inputs.
+  bool slotWritten = false;
+  linalg::GenericOp overwriter;
+  for (Operation *op = copy->getNextNode(); op; op = op->getNextNode()) {
+    Touches t = touches(op);
+    if (t.unknown || (t.readsTmp && (slotWritten || t.writesSlot)))
+      return false;
+    if (t.writesTmp) {
+      if (!overwrites(op, tmp))
+        return false;
+      overwriter = cast<linalg::GenericOp>(op);
+      break;
+    }
+    if (t.readsTmp)
+      readers.push_back(op);
+    slotWritten |= t.writesSlot;
+  }
+
+  OpBuilder b(writer);
+  Value offset = arith::ConstantIndexOp::create(b, writer->getLoc(), slot.begin);
+  Value slotHere = memref::ViewOp::create(b, writer->getLoc(), alloc.getType(),
+                                          slot.root, offset, ValueRange{});
+  cast<linalg::GenericOp>(writer).getDpsInitOperand(0)->set(slotHere);
+  for (Operation *reader : readers)
+    for (OpOperand &operand : reader->getOpOperands())
+      if (operand.get() == tmp)
+        operand.set(slotHere);
+  if (overwriter)
+    for (OpOperand *input : overwriter.getDpsInputOperands())
+      if (input->get() == tmp)
+        input->set(slotHere);
+  copy.erase();
+  return true;
+}
+
 struct WriteInPlacePass
     : public gacc::impl::WriteInPlaceBase<WriteInPlacePass> {
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });
     for (memref::CopyOp copy : copies)
-      if (elide(copy))
+      if (elide(copy) || forward(copy))
         ++numElided;
   }
 };

@@ -146,3 +146,136 @@ func.func @reshape_read_after_slot_written(%state: memref<?xi8>, %out: memref<f3
   memref.store %v, %out[] : memref<f32>
   return
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// One buffer holding three values in turn, as bufferization leaves an
+// optimizer's update: the clipped gradient, the new second moment (copied
+// into its slot), the new parameter (copied into its). Each copied value
+// is written into its slot where it is computed and read from there; the
+// buffer keeps the gradient.
+// CHECK-LABEL: func.func @reused_buffer
+// CHECK-SAME: (%[[STATE:.*]]: memref<?xi8>, %[[G:.*]]: memref<4xf32>)
+// CHECK-NOT: memref.copy
+// CHECK: %[[TMP:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[G]] : memref<4xf32>) outs(%[[TMP]] : memref<4xf32>)
+// CHECK: %[[V:.*]] = memref.view %[[STATE]][%c16{{.*}}][] : memref<?xi8> to memref<4xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[TMP]] : memref<4xf32>, memref<4xf32>) outs(%[[V]] : memref<4xf32>)
+// CHECK: %[[P:.*]] = memref.view %[[STATE]][%c0{{.*}}][] : memref<?xi8> to memref<4xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[V]] : memref<4xf32>, memref<4xf32>) outs(%[[P]] : memref<4xf32>)
+// CHECK-NOT: memref.copy
+func.func @reused_buffer(%state: memref<?xi8>, %g: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %half = arith.constant 0.5 : f32
+  %p = memref.view %state[%c0][] : memref<?xi8> to memref<4xf32>
+  %v = memref.view %state[%c16][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%g : memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %c = arith.mulf %a, %half : f32
+    linalg.yield %c : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%v, %tmp : memref<4xf32>, memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %sq = arith.mulf %b, %b : f32
+    %n = arith.addf %a, %sq : f32
+    linalg.yield %n : f32
+  }
+  memref.copy %tmp, %v : memref<4xf32> to memref<4xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%p, %tmp : memref<4xf32>, memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %n = arith.subf %a, %b : f32
+    linalg.yield %n : f32
+  }
+  memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// Not when the slot's old value is read between the write and the copy,
+// nor when the slot is written after the copy while the buffer's value is
+// still to be read, nor when the buffer is only partly overwritten (its
+// old value read by the body) before a read.
+// CHECK-LABEL: func.func @slot_read_before_copy
+// CHECK: memref.copy
+// CHECK-LABEL: func.func @slot_written_before_read
+// CHECK: memref.copy
+// CHECK-LABEL: func.func @partly_overwritten
+// CHECK: memref.copy
+func.func @slot_read_before_copy(%state: memref<?xi8>, %g: memref<4xf32>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %p = memref.view %state[%c0][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%g : memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%p, %tmp : memref<4xf32>, memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %n = arith.subf %a, %b : f32
+    linalg.yield %n : f32
+  }
+  %old = memref.load %p[%c0] : memref<4xf32>
+  memref.store %old, %out[] : memref<f32>
+  memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
+  return
+}
+func.func @slot_written_before_read(%state: memref<?xi8>, %g: memref<4xf32>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %p = memref.view %state[%c0][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%g : memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%p, %tmp : memref<4xf32>, memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %n = arith.subf %a, %b : f32
+    linalg.yield %n : f32
+  }
+  memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
+  linalg.fill ins(%one : f32) outs(%p : memref<4xf32>)
+  %v = memref.load %tmp[%c0] : memref<4xf32>
+  memref.store %v, %out[] : memref<f32>
+  return
+}
+func.func @partly_overwritten(%state: memref<?xi8>, %g: memref<4xf32>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %p = memref.view %state[%c0][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%g : memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%p, %tmp : memref<4xf32>, memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %n = arith.subf %a, %b : f32
+    linalg.yield %n : f32
+  }
+  memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%g : memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.addf %a, %o : f32
+    linalg.yield %n : f32
+  }
+  %v = memref.load %tmp[%c0] : memref<4xf32>
+  memref.store %v, %out[] : memref<f32>
+  return
+}
