@@ -154,6 +154,16 @@ memref::AllocOp reshapedAllocation(Value source) {
   return alloc;
 }
 
+/// A view of the slot's bytes (in `arena`) with `type`, created before
+/// `before`.
+Value viewSlot(Operation *before, MemRefType type, Value arena,
+               const Origin &slot) {
+  OpBuilder b(before);
+  Value offset = arith::ConstantIndexOp::create(b, before->getLoc(), slot.begin);
+  return memref::ViewOp::create(b, before->getLoc(), type, arena, offset,
+                                ValueRange{});
+}
+
 /// Replaces `tmp` with the slot `copy` fills from it, if nothing can tell.
 bool elide(memref::CopyOp copy) {
   memref::AllocOp alloc = reshapedAllocation(copy.getSource());
@@ -217,11 +227,7 @@ bool elide(memref::CopyOp copy) {
     tmpTouched |= touchesTmp;
   }
 
-  OpBuilder b(alloc);
-  Value offset = arith::ConstantIndexOp::create(b, alloc.getLoc(), slot.begin);
-  Value view = memref::ViewOp::create(b, alloc.getLoc(), alloc.getType(),
-                                      slotView.getSource(), offset,
-                                      ValueRange{});
+  Value view = viewSlot(alloc, alloc.getType(), slotView.getSource(), slot);
   copy.erase();
   alloc.replaceAllUsesWith(view);
   alloc.erase();
@@ -332,10 +338,8 @@ bool forward(memref::CopyOp copy) {
     slotWritten |= t.writesSlot;
   }
 
-  OpBuilder b(writer);
-  Value offset = arith::ConstantIndexOp::create(b, writer->getLoc(), slot.begin);
-  Value slotHere = memref::ViewOp::create(b, writer->getLoc(), alloc.getType(),
-                                          slot.root, offset, ValueRange{});
+  // The slot's view may come after the writer: a new one from the arena.
+  Value slotHere = viewSlot(writer, alloc.getType(), slot.root, slot);
   cast<linalg::GenericOp>(writer).getDpsInitOperand(0)->set(slotHere);
   for (Operation *reader : readers)
     for (OpOperand &operand : reader->getOpOperands())

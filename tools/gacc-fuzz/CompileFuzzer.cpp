@@ -5,9 +5,10 @@
 // whole CPU pipeline that `gacc compile` and the JIT run, down to the LLVM
 // dialect, then (from a fresh parse) the cuda-emulated one, which runs the
 // CUDA target's kernel mapping (matmul tiles, block-kernel chains, host
-// code moved into kernels) and the emulation of its launches. Rejecting an input with a diagnostic is the expected outcome;
-// a crash, a sanitizer report, or a failure that reports nothing (the user
-// would see "cannot compile" and no reason) is a finding.
+// code moved into kernels) and the emulation of its launches. Rejecting an
+// input with a diagnostic is the expected outcome; a crash, a sanitizer
+// report, or a failure that reports nothing (the user would see "cannot
+// compile" and no reason) is a finding.
 //
 //===----------------------------------------------------------------------===//
 

@@ -14,6 +14,7 @@
 #include "compiler/target/cuda/KernelCodegen.h"
 #include "compiler/target/cuda/KernelIndexing.h"
 #include "compiler/target/cuda/Passes.h"
+#include "dialects/gacc/GaccShapes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -212,12 +213,10 @@ Extent extentOf(Value buffer) {
   if (auto view = buffer.getDefiningOp<memref::ViewOp>()) {
     Extent extent = extentOf(view.getSource());
     std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
-    MemRefType type = view.getType();
-    if (shift && type.hasStaticShape()) {
+    std::optional<int64_t> bytes = gacc::getStaticByteSize(view.getType());
+    if (shift && bytes) {
       extent.begin += *shift;
-      int64_t elementBytes =
-          llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-      extent.end = extent.begin + type.getNumElements() * elementBytes;
+      extent.end = extent.begin + *bytes;
     }
     return extent;
   }
