@@ -18,11 +18,16 @@
 
 using namespace mlir;
 
-void gacc::buildTrainingPipeline(OpPassManager &pm,
-                                 const TrainingPipelineOptions &options) {
+void gacc::buildDifferentiationPipeline(OpPassManager &pm) {
   pm.addPass(createMixedPrecision());
   pm.addPass(createZero());
+  pm.addPass(createSplitBatch());
   pm.addPass(createAutodiff());
+}
+
+void gacc::buildTrainingPipeline(OpPassManager &pm,
+                                 const TrainingPipelineOptions &options) {
+  buildDifferentiationPipeline(pm);
   pm.addPass(createRemat());
   pm.addPass(createAccumulate());
   BuildStepOptions buildStep;

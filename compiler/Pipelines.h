@@ -32,6 +32,10 @@ struct TrainingPipelineOptions
                            llvm::cl::init("")};
 };
 
+/// The training pipeline's first stage: autocast, ZeRO's per-rank model,
+/// the micro-batch models and the gradient functions the step refers to
+/// (what the memory planner analyses before rematerialization).
+void buildDifferentiationPipeline(OpPassManager &pm);
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 void buildGaccToLinalgPipeline(OpPassManager &pm);

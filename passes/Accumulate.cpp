@@ -1,7 +1,6 @@
 //===- Accumulate.cpp - micro-batched gradient accumulation -----------------===//
 
 #include "dialects/gacc/GaccBuilders.h"
-#include "passes/BatchSplit.h"
 #include "passes/Passes.h"
 #include "passes/Zero.h"
 #include "mlir/IR/IRMapping.h"
@@ -111,48 +110,44 @@ static Value sliceBatch(OpBuilder &b, Location loc, Value full, Value offset,
 LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   ModuleOp module = getOperation();
   func::FuncOp model = step.getModelFunc();
-  auto grad = module.lookupSymbol<func::FuncOp>(
-      (model.getSymName() + "_grad").str());
-  if (!grad)
-    return step.emitOpError("has no gradient function: run gacc-autodiff "
-                            "first");
   int64_t batch = step.getRankBatchSize(),
           micro = step.getEffectiveMicroBatchSize();
   int64_t ranks = step.getEffectiveZero().getRanks();
   int64_t full = batch / micro, tail = batch % micro;
+  // The gradient functions of a micro-batch and of the smaller last one.
+  func::FuncOp microGrad = step.getMicroGradientFunc();
+  func::FuncOp tailGrad = step.getLastMicroGradientFunc();
+  if (!microGrad || (tail && !tailGrad))
+    return step.emitOpError("runs micro-batches, but has no ")
+           << (microGrad ? "last_micro_gradient" : "micro_gradient")
+           << ": run gacc-split-batch and gacc-autodiff first";
 
-  // The micro-batch models and their gradients (tail: the last, smaller one).
-  auto specialize = [&](int64_t size) -> FailureOr<func::FuncOp> {
-    std::string name =
-        (model.getSymName() + "_micro" + Twine(size)).str();
-    FailureOr<func::FuncOp> fn =
-        specializeToMicroBatch(model, batch, size, name);
-    if (failed(fn))
-      return failure();
-    FailureOr<func::FuncOp> fnGrad =
-        buildGradientFunction(*fn, GradientSeed::Argument);
-    (*fn).erase();
-    // Rematerialization applies inside each micro-batch.
-    if (failed(fnGrad) ||
-        failed(rematerialize(*fnGrad, getRematConfig(step))))
-      return failure();
-    return fnGrad;
-  };
-  FailureOr<func::FuncOp> microGrad = specialize(micro);
-  if (failed(microGrad))
-    return failure();
-  FailureOr<func::FuncOp> tailGrad =
-      tail ? specialize(tail) : FailureOr<func::FuncOp>(func::FuncOp());
-  if (failed(tailGrad))
-    return failure();
+  // Loss and outputs over the rank's batch, then the gradients. ZeRO-2 and
+  // -3 keep only this rank's shard of each gradient during the step too:
+  // every micro-batch's gradients are reduce-scattered into sharded
+  // accumulators, as DeepSpeed does (a reduction per micro-batch for 1/N of
+  // the gradient memory); the results' types are the shards'.
+  size_t numOutputs = model.getNumResults();
+  SmallVector<Type> resultTypes(model.getResultTypes());
+  llvm::append_range(resultTypes,
+                     microGrad.getResultTypes().drop_front(numOutputs));
+  bool shardPerMicroBatch = shardsGradients(step.getEffectiveZero()) &&
+                            (full > 1 || tail);
+  if (shardPerMicroBatch)
+    for (Type &type : MutableArrayRef<Type>(resultTypes).drop_front(numOutputs))
+      type = shardType(cast<RankedTensorType>(type), ranks);
 
-  // Rebuild <model>_grad: load the full batch, loop, normalize.
-  Block &body = grad.getBody().front();
-  auto oldReturn = cast<func::ReturnOp>(body.getTerminator());
-  SmallVector<Type> resultTypes(oldReturn.getOperandTypes());
-  body.clear();
-  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  // The step's gradient function: load the full batch, loop, normalize.
   Location loc = step.getLoc();
+  SymbolTable symbols(module);
+  OpBuilder b(model);
+  b.setInsertionPointAfter(model);
+  auto grad = func::FuncOp::create(b, loc, (model.getSymName() + "_grad").str(),
+                                   b.getFunctionType({}, resultTypes));
+  symbols.insert(grad);
+  GaccDialect::GradientsAttrHelper gradients(b.getContext());
+  gradients.setAttr(grad, gradients.getAttr(microGrad));
+  b.setInsertionPointToStart(grad.addEntryBlock());
 
   SmallVector<Value> inputs;
   IRMapping fullInputs; // model values -> full-batch tensors
@@ -182,16 +177,7 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   seed = DivOp::create(b, loc, seed, count);
 
   // Accumulators: the loss sum, the further outputs (assembled), the
-  // gradients (summed). ZeRO-2 and -3 keep only this rank's shard of each
-  // gradient during the step too: every micro-batch's gradients are
-  // reduce-scattered into sharded accumulators, as DeepSpeed does (a
-  // reduction per micro-batch for 1/N of the gradient memory).
-  size_t numOutputs = model.getNumResults();
-  bool shardPerMicroBatch = shardsGradients(step.getEffectiveZero()) &&
-                            (full > 1 || tail);
-  if (shardPerMicroBatch)
-    for (Type &type : MutableArrayRef<Type>(resultTypes).drop_front(numOutputs))
-      type = shardType(cast<RankedTensorType>(type), ranks);
+  // gradients (summed).
   SmallVector<Value> zeros;
   for (Type type : resultTypes)
     zeros.push_back(buildSplat(b, loc, cast<RankedTensorType>(type), 0.0));
@@ -233,7 +219,7 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
     // One micro-batch (a rank's whole share): no loop, nothing to add to.
     SmallVector<Value> args(inputs);
     args.push_back(seed);
-    totals = inlineCall(b, *microGrad, args,
+    totals = inlineCall(b, microGrad, args,
                         arith::ConstantIndexOp::create(b, loc, 0));
   } else {
     Value lower = arith::ConstantIndexOp::create(b, loc, 0);
@@ -246,12 +232,12 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
           Value offset = arith::MulIOp::create(nb, nloc, k, microSize);
           scf::YieldOp::create(
               nb, nloc,
-              addMicroBatch(nb, *microGrad, k, offset, micro, accumulators));
+              addMicroBatch(nb, microGrad, k, offset, micro, accumulators));
         });
     totals.assign(loop.getResults().begin(), loop.getResults().end());
     if (tail) {
       Value offset = arith::ConstantIndexOp::create(b, loc, full * micro);
-      totals = addMicroBatch(b, *tailGrad, upper, offset, tail, totals);
+      totals = addMicroBatch(b, tailGrad, upper, offset, tail, totals);
     }
   }
 
@@ -259,22 +245,25 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   SmallVector<Value> results(totals);
   results[0] = DivOp::create(b, loc, totals[0], count);
   func::ReturnOp::create(b, loc, results);
-  if (shardPerMicroBatch) {
-    grad.setFunctionType(
-        b.getFunctionType(grad.getArgumentTypes(), resultTypes));
-    grad->setAttr(kReducedGradientsAttrName, b.getUnitAttr());
-  }
-  (*microGrad).erase();
-  if (tail)
-    (*tailGrad).erase();
+  step.setGradientAttr(FlatSymbolRefAttr::get(grad.getSymNameAttr()));
+
+  // The micro-batch functions are inlined: gone.
+  for (func::FuncOp fn :
+       {step.getMicroModelFunc(), step.getLastMicroModelFunc(), microGrad,
+        tailGrad})
+    if (fn)
+      fn.erase();
+  step.removeMicroModelAttr();
+  step.removeLastMicroModelAttr();
+  step.removeMicroGradientAttr();
+  step.removeLastMicroGradientAttr();
   return success();
 }
 
 void AccumulatePass::runOnOperation() {
   for (TrainStepOp step : getOperation().getOps<TrainStepOp>())
     // On several ranks, one micro-batch is normalized globally too.
-    if ((step.getAccumulationSteps() > 1 ||
-         step.getEffectiveZero().getRanks() > 1) &&
+    if (step.accumulatesMicroBatches() && !step.getGradientAttr() &&
         failed(accumulate(step)))
       return signalPassFailure();
 }

@@ -1,8 +1,10 @@
 //===- Autodiff.cpp - reverse-mode automatic differentiation ----------------===//
 //
-// Builds <model>_grad beside each model function: the forward ops, then the
+// Builds the gradient function of each function a gacc.train_step trains
+// (its model, or the models of its micro-batches): the forward ops, then the
 // backward ops that VJPOpInterface rules create in reverse order, and a
 // return of the model's results followed by one gradient per gacc.param.
+// The step refers to it (`gradient`, `micro_gradient`, ...).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,20 +38,19 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
                                                     GradientSeed seed,
                                                     int64_t *numRules) {
   auto module = model->getParentOfType<ModuleOp>();
-  std::string name = (model.getSymName() + "_grad").str();
-  if (module.lookupSymbol(name))
-    return model.emitError("cannot differentiate: '")
-           << name << "' already exists";
   if (!model.getBody().hasOneBlock())
     return model.emitError("cannot differentiate a model with control flow");
   for (Operation &op : model.getBody().front())
     if (op.getNumRegions() != 0)
       return op.emitError("cannot differentiate through an op with regions");
 
+  // `<model>_grad`, renamed if that is taken: the step refers to it.
+  SymbolTable symbols(module);
   OpBuilder b(model);
   b.setInsertionPointAfter(model);
   auto grad = cast<func::FuncOp>(b.clone(*model));
-  grad.setSymName(name);
+  grad.setSymName((model.getSymName() + "_grad").str());
+  symbols.insert(grad);
   Block &body = grad.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   Value loss = ret.getOperand(0);
@@ -118,22 +119,57 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
   ret.erase();
   grad.setFunctionType(b.getFunctionType(body.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
-  grad->setAttr(kGradientsAttrName, b.getArrayAttr(params));
-  grad->setAttr(kForwardOpsAttrName,
-                b.getI64IntegerAttr(static_cast<int64_t>(forward.size())));
+  GaccDialect::GradientsAttrHelper(b.getContext())
+      .setAttr(grad, b.getArrayAttr(params));
   return grad;
 }
 
 void AutodiffPass::runOnOperation() {
-  llvm::SmallMapVector<func::FuncOp, GradientSeed, 2> models;
-  for (TrainStepOp step : getOperation().getOps<TrainStepOp>())
-    if (func::FuncOp model = step.getModelFunc())
-      models.insert({model, step.getEffectiveLossScale()
-                                ? GradientSeed::LossScale
-                                : GradientSeed::One});
+  // Steps that share a model share its gradient function.
+  DenseMap<func::FuncOp, func::FuncOp> gradients;
   int64_t rules = 0;
-  for (auto [model, seed] : models)
-    if (failed(buildGradientFunction(model, seed, &rules)))
+  auto differentiate = [&](func::FuncOp fn,
+                           GradientSeed seed) -> FlatSymbolRefAttr {
+    func::FuncOp &grad = gradients[fn];
+    if (!grad) {
+      FailureOr<func::FuncOp> built = buildGradientFunction(fn, seed, &rules);
+      if (failed(built))
+        return {};
+      grad = *built;
+    }
+    return FlatSymbolRefAttr::get(grad.getSymNameAttr());
+  };
+  for (TrainStepOp step : getOperation().getOps<TrainStepOp>()) {
+    if (step.getGradientAttr() || step.getMicroGradientAttr())
+      continue; // differentiated already
+    if (func::FuncOp micro = step.getMicroModelFunc()) {
+      // Micro-batches (gacc-split-batch): each backward starts from the
+      // scale that gacc-accumulate passes in.
+      FlatSymbolRefAttr grad = differentiate(micro, GradientSeed::Argument);
+      if (!grad)
+        return signalPassFailure();
+      step.setMicroGradientAttr(grad);
+      if (func::FuncOp last = step.getLastMicroModelFunc()) {
+        FlatSymbolRefAttr lastGrad =
+            differentiate(last, GradientSeed::Argument);
+        if (!lastGrad)
+          return signalPassFailure();
+        step.setLastMicroGradientAttr(lastGrad);
+      }
+      continue;
+    }
+    if (step.accumulatesMicroBatches()) {
+      step.emitOpError("runs micro-batches, but has no micro_model: run "
+                       "gacc-split-batch before gacc-autodiff");
       return signalPassFailure();
+    }
+    FlatSymbolRefAttr grad = differentiate(
+        step.getModelFunc(), step.getEffectiveLossScale()
+                                 ? GradientSeed::LossScale
+                                 : GradientSeed::One);
+    if (!grad)
+      return signalPassFailure();
+    step.setGradientAttr(grad);
+  }
   numRules += rules;
 }

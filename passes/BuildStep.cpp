@@ -380,10 +380,10 @@ void BuildStepPass::runOnOperation() {
   if (failed(layout))
     return signalPassFailure();
   func::FuncOp model = step.getModelFunc();
-  auto grad = module.lookupSymbol<func::FuncOp>(
-      (model.getSymName() + "_grad").str());
+  func::FuncOp grad = step.getGradientFunc();
   if (!grad) {
-    step.emitOpError("has no gradient function: run gacc-autodiff first");
+    step.emitOpError("has no gradient function: run gacc-autodiff (and "
+                     "gacc-accumulate for micro-batches) first");
     return signalPassFailure();
   }
   if (!step.getEffectiveLossScale()) {
@@ -440,7 +440,8 @@ void BuildStepPass::runOnOperation() {
   SmallVector<Value> forUpdate, stored, squareTerms, probeTerms;
   bool keepsLocal = shardsOptimizerState(zero) && !shardsGradients(zero);
   OpBuilder::InsertPoint end = b.saveInsertionPoint();
-  for (auto [g, slot, low] : llvm::zip_equal(grads, gradSlots, lowGrad)) {
+  for (auto [param, g, slot, low] :
+       llvm::zip_equal(params, grads, gradSlots, lowGrad)) {
     // After the gradient and 1 / scale, whichever comes later.
     Operation *last = nullptr;
     for (Value after : {g, inverse})
@@ -450,8 +451,9 @@ void BuildStepPass::runOnOperation() {
         last = def;
     if (last)
       b.setInsertionPointAfter(last);
-    // (gacc-accumulate may have reduced every micro-batch's already.)
-    bool reduced = grad->hasAttr(kReducedGradientsAttrName);
+    // (gacc-accumulate may have reduced every micro-batch's already: then
+    // the gradient is this rank's shard, not of the parameter's type.)
+    bool reduced = g.getType() != param.getTensorType();
     Value r = g;
     if (!reduced && shardsOptimizerState(zero))
       r = buildReduceScatter(b, loc, g, ranks);

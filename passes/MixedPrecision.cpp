@@ -20,7 +20,8 @@ namespace {
 enum class CastClass { Low, F32, Promote };
 
 /// The discardable attribute that overrides an op's class.
-constexpr StringLiteral kAutocastAttrName = "gacc.autocast";
+constexpr StringLiteral kAutocastAttrName =
+    GaccDialect::AutocastAttrHelper::getNameStr();
 
 struct MixedPrecisionPass
     : public gacc::impl::MixedPrecisionBase<MixedPrecisionPass> {

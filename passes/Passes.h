@@ -44,7 +44,7 @@ FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp fn,
 LogicalResult autocast(func::FuncOp model, Precision precision,
                        int64_t *numCasts = nullptr);
 inline constexpr llvm::StringLiteral kAutocastDoneAttrName =
-    "gacc.autocast_precision";
+    GaccDialect::AutocastPrecisionAttrHelper::getNameStr();
 
 /// The parameters a mixed-precision step reads only in its low precision
 /// (every read a cast to f16 or bf16): their state keeps 16-bit weights and
@@ -52,12 +52,13 @@ inline constexpr llvm::StringLiteral kAutocastDoneAttrName =
 /// StepLayout.h). Before gacc-mixed-precision, what it will do.
 FailureOr<llvm::StringSet<>> lowPrecisionParams(TrainStepOp step);
 
-/// The attribute on a gradient function that names, in order, the
-/// parameters its trailing results are the gradients of.
-inline constexpr llvm::StringLiteral kGradientsAttrName = "gacc.gradients";
-/// ... and the number of forward ops its body starts with (the backward
-/// follows): where gacc-remat finds the forward values the backward reads.
-inline constexpr llvm::StringLiteral kForwardOpsAttrName = "gacc.forward_ops";
+/// The attributes passes leave for each other are declared in the dialect
+/// (GaccBase.td's discardableAttrs, checked by its verifier); these are
+/// their names.
+/// On a gradient function: the parameters its trailing results are the
+/// gradients of, in order.
+inline constexpr llvm::StringLiteral kGradientsAttrName =
+    GaccDialect::GradientsAttrHelper::getNameStr();
 
 /// What gacc-remat did to one gradient function.
 struct RematReport {
@@ -94,24 +95,26 @@ FailureOr<int64_t> minimumRematActivationBytes(func::FuncOp grad);
 
 /// The step attribute that carries the activation budget.
 inline constexpr llvm::StringLiteral kRematActivationBudgetAttrName =
-    "gacc.remat_activation_budget";
+    GaccDialect::RematActivationBudgetAttrHelper::getNameStr();
 
 /// The op attribute that forces gacc-remat to save or recompute its result.
-inline constexpr llvm::StringLiteral kRematAttrName = "gacc.remat";
+inline constexpr llvm::StringLiteral kRematAttrName =
+    GaccDialect::RematAttrHelper::getNameStr();
 
 /// The argument attribute that names the arena an entry point's argument is
 /// (`gacc_step(state, batch, io, workspace)`), and the roles in order.
-inline constexpr llvm::StringLiteral kArenaAttrName = "gacc.arena";
+inline constexpr llvm::StringLiteral kArenaAttrName =
+    GaccDialect::ArenaAttrHelper::getNameStr();
 inline constexpr llvm::StringLiteral kArenaRoles[] = {"state", "batch", "io",
                                                       "workspace"};
 
 /// The function attribute gacc-plan-buffers sets: the bytes of the
 /// workspace arena the function's planned temporaries need.
 inline constexpr llvm::StringLiteral kWorkspaceBytesAttrName =
-    "gacc.workspace_bytes";
+    GaccDialect::WorkspaceBytesAttrHelper::getNameStr();
 /// ... and the bytes of the temporaries it left to the heap.
 inline constexpr llvm::StringLiteral kUnplannedBytesAttrName =
-    "gacc.unplanned_bytes";
+    GaccDialect::UnplannedBytesAttrHelper::getNameStr();
 
 } // namespace mlir::gacc
 

@@ -104,19 +104,52 @@ def Zero : Pass<"gacc-zero", "ModuleOp"> {
   ];
 }
 
+def SplitBatch : Pass<"gacc-split-batch", "ModuleOp"> {
+  let summary = "The model of one micro-batch, for gradient accumulation";
+  let description = [{
+    For a `gacc.train_step` whose ranks run their examples as micro-batches
+    (`micro_batch_size` below the rank's batch, or several ZeRO ranks, whose
+    losses are normalized by the global batch's count), builds the model of
+    one micro-batch (see `BatchSplit.h`): its arguments are the inputs' rows
+    of the micro-batch, in declaration order, and it returns the loss summed
+    over its examples, then the model's other results. When the micro-batch
+    size m does not divide the rank's batch B, it also builds the model of
+    the last, smaller micro-batch (B mod m examples). The step refers to
+    them as `micro_model` and `last_micro_model`: `gacc-autodiff`,
+    `gacc-remat` and `gacc-mixed-precision` then act on one micro-batch,
+    and `gacc-accumulate` builds the loop over them. Ops whose result
+    depends on how the batch is split are rejected with a located error.
+
+    ```mlir
+    gacc.train_step @train model @mlp batch_size 64 micro_batch_size 16 ...
+    // becomes
+    func.func @mlp_micro16(%image: tensor<16x784xf32>, %label: tensor<16xi32>)
+        -> tensor<f32> { ... gacc.cross_entropy sum ... }
+    gacc.train_step @train model @mlp batch_size 64 micro_batch_size 16 ...
+        micro_model @mlp_micro16
+    ```
+  }];
+  let dependentDialects = ["::mlir::gacc::GaccDialect"];
+}
+
 def Autodiff : Pass<"gacc-autodiff", "ModuleOp"> {
   let summary = "Reverse-mode automatic differentiation of model functions";
   let description = [{
-    For the model function of every `gacc.train_step`, builds a function
-    `<model>_grad` that returns the model's results followed by the gradient
-    of the loss (result 0) with respect to every `gacc.param`, in
-    declaration order; the `gacc.gradients` attribute lists the parameters.
-    The backward pass calls each op's `VJPOpInterface` rule in reverse
-    order; gradients of values used several times are summed, and
-    parameters the loss does not depend on get zeros. An op on a path from a
-    parameter to the loss that has no rule is an error. When the step uses
-    dynamic loss scaling (`f16`), the backward starts from `gacc.loss_scale`
-    instead of 1, so the gradients come out scaled.
+    For every `gacc.train_step`, builds the gradient function of the
+    function it trains: its model (the step's `gradient`), or the models of
+    its micro-batches from `gacc-split-batch` (`micro_gradient` and
+    `last_micro_gradient`). A gradient function `<fn>_grad` returns the
+    function's results followed by the gradient of the loss (result 0)
+    with respect to every `gacc.param`, in declaration order; the
+    `gacc.gradients` attribute lists the parameters. The backward pass calls
+    each op's `VJPOpInterface` rule in reverse order; gradients of values
+    used several times are summed, and parameters the loss does not depend
+    on get zeros. An op on a path from a parameter to the loss that has no
+    rule is an error. The backward starts from 1, from `gacc.loss_scale`
+    when the step uses dynamic loss scaling (`f16`), so the gradients come
+    out scaled, or, for a micro-batch, from a trailing scalar argument (the
+    loss scale over the global batch's count, which `gacc-accumulate`
+    passes in).
 
     ```mlir
     func.func @m() -> tensor<f32> {
@@ -131,6 +164,7 @@ def Autodiff : Pass<"gacc-autodiff", "ModuleOp"> {
       %g = gacc.broadcast %dl : tensor<1xf32> -> tensor<3xf32>
       return %l, %g : tensor<f32>, tensor<3xf32>
     }
+    gacc.train_step @train model @m ... gradient @m_grad
     ```
   }];
   let dependentDialects = ["::mlir::gacc::GaccDialect"];
@@ -143,13 +177,15 @@ def Remat : Pass<"gacc-remat", "ModuleOp"> {
   let summary = "Rematerialization: recompute forward values in the backward";
   let description = [{
     For every `gacc.train_step` whose `remat` policy is not `none` (or all
-    of them, with the `policy` option), rewrites `<model>_grad` (from
-    `gacc-autodiff`) so that its backward reads only the forward values the
-    policy saves; every other forward value it needs is recomputed, just
-    before its first use in the backward, from saved values, parameters,
-    inputs and constants (`gacc-accumulate` does the same inside each
-    micro-batch). Saved values reach the recomputation through a
-    `gacc.optimization_barrier`, so that CSE cannot fold it back into the
+    of them, with the `policy` option), rewrites the gradient functions of
+    `gacc-autodiff` it refers to (`gradient`, or those of its micro-batches:
+    `micro_gradient`, `last_micro_gradient`) so that each backward reads
+    only the forward values the policy saves; every other forward value it
+    needs is recomputed, just before its first use in the backward, from
+    saved values, parameters, inputs and constants. The forward ops are
+    those the function's leading results (the model's) are computed from;
+    the backward follows them. Saved values reach the recomputation through
+    a `gacc.optimization_barrier`, so that CSE cannot fold it back into the
     forward pass.
 
     * `blocks`: saves the `gacc.checkpoint` values (block inputs) and
@@ -219,26 +255,28 @@ def Remat : Pass<"gacc-remat", "ModuleOp"> {
 def Accumulate : Pass<"gacc-accumulate", "ModuleOp"> {
   let summary = "Micro-batched gradient accumulation equal to the full batch";
   let description = [{
-    For a `gacc.train_step` whose `micro_batch_size` m is below its
-    `batch_size` B, rewrites `<model>_grad` (from `gacc-autodiff`) into a
-    loop over the ceil(B/m) micro-batches: an `scf.for` over the B/m full
-    micro-batches, with the loss sum, one accumulator per gradient (in the
-    parameters' type) and each further model output as iteration values,
-    then the smaller last micro-batch if m does not divide B. Each
-    micro-batch runs the model specialized to its size (see
-    `BatchSplit.h`), with the loss reduced by `sum`; the accumulated loss
-    and gradients are divided once by the global count of the whole batch:
-    the examples (`mean`), the non-ignored targets (`token_mean`, counted on
-    the full batch before the loop) or the elements (`mse_loss mean`). So the
-    result equals the full-batch step, not the average of per-micro-batch
-    means (the Hugging Face Trainer bug fixed in transformers #34191). On
-    several ZeRO ranks it runs even for one micro-batch, over the rank's
-    examples, with the count of the global batch (the ranks' target counts
-    all-reduced for `token_mean`); in stages 2 and 3 each micro-batch's
-    gradients are reduce-scattered into sharded accumulators and the
-    function is marked `gacc.reduced_gradients`. Ops
-    whose result depends on how the batch is split are rejected with a
-    located error; dropout draws an independent mask per micro-batch.
+    For a `gacc.train_step` whose ranks run micro-batches (its
+    `micro_gradient` and `last_micro_gradient`, from `gacc-split-batch`,
+    `gacc-autodiff` and, when asked, `gacc-remat`), builds its `gradient`:
+    a loop over the ceil(B/m) micro-batches of m examples of the rank's B,
+    an `scf.for` over the B/m full micro-batches, with the loss sum, one
+    accumulator per gradient (in the parameters' type) and each further
+    model output as iteration values, then the smaller last micro-batch if
+    m does not divide B. Each micro-batch runs its gradient function inlined
+    on its rows of the inputs, with the loss reduced by `sum` and the
+    backward seeded by (loss scale or 1) / count, so that the accumulated
+    gradients come out normalized by the global count of the whole batch:
+    the examples (`mean`), the non-ignored targets (`token_mean`, counted
+    on the full batch before the loop) or the elements (`mse_loss mean`);
+    the loss sum is divided once. So the result equals the full-batch step,
+    not the average of per-micro-batch means (the Hugging Face Trainer bug
+    fixed in transformers #34191). On several ZeRO ranks it runs even for
+    one micro-batch, over the rank's examples, with the count of the global
+    batch (the ranks' target counts all-reduced for `token_mean`); in
+    stages 2 and 3 each micro-batch's gradients are reduce-scattered into
+    sharded accumulators, so the gradient function returns this rank's
+    shards (their type says so). Dropout draws an independent mask per
+    micro-batch. The micro-batch functions are then erased.
 
     ```mlir
     %loss, %gw = scf.for %k = %c0 to %c4 step %c1

@@ -404,19 +404,35 @@ RematConfig gacc::getRematConfig(TrainStepOp step) {
   return options;
 }
 
-/// The forward ops of a gradient function from gacc-autodiff.
+/// The forward ops of a gradient function from gacc-autodiff: those its
+/// leading results (the model's; the trailing ones are the gradients that
+/// gacc.gradients lists) are computed from. The backward ops follow the
+/// last of them.
 static FailureOr<SmallVector<Operation *>> forwardOps(func::FuncOp grad) {
-  auto count = grad->getAttrOfType<IntegerAttr>(kForwardOpsAttrName);
-  if (!count)
+  ArrayAttr gradients =
+      GaccDialect::GradientsAttrHelper(grad.getContext()).getAttr(grad);
+  if (!gradients)
     return grad.emitError("cannot rematerialize: not a gradient function "
                           "from gacc-autodiff (no ")
-           << kForwardOpsAttrName << ")";
-  SmallVector<Operation *> forward;
-  for (Operation &op : grad.getBody().front().without_terminator()) {
-    if (static_cast<int64_t>(forward.size()) == count.getInt())
-      break;
-    forward.push_back(&op);
+           << kGradientsAttrName << ")";
+  Block &body = grad.getBody().front();
+  Operation *ret = body.getTerminator();
+  SmallVector<Value> worklist(
+      ret->getOperands().drop_back(gradients.size()));
+  llvm::SmallPtrSet<Operation *, 32> computesResults;
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (def && computesResults.insert(def).second)
+      llvm::append_range(worklist, def->getOperands());
   }
+  SmallVector<Operation *> forward;
+  size_t end = 0;
+  for (Operation &op : body.without_terminator()) {
+    forward.push_back(&op);
+    if (computesResults.contains(&op))
+      end = forward.size();
+  }
+  forward.truncate(end);
   return forward;
 }
 
@@ -482,7 +498,6 @@ FailureOr<RematReport> gacc::rematerialize(func::FuncOp grad,
     }
   }
   report.savedBytes = readByBackward();
-  grad->removeAttr(kForwardOpsAttrName);
   return report;
 }
 
@@ -500,45 +515,59 @@ struct RematPass : public gacc::impl::RematBase<RematPass> {
         return signalPassFailure();
       }
     }
-    llvm::StringMap<RematPolicy> done;
+    // Steps that share a model share its gradient function.
+    DenseMap<func::FuncOp, RematPolicy> done;
     for (TrainStepOp step : module.getOps<TrainStepOp>()) {
       RematConfig options = getRematConfig(step);
       if (forced)
         options = {*forced, 0};
-      std::string name = (step.getModel() + "_grad").str();
-      auto [it, first] = done.try_emplace(name, options.policy);
-      if (!first) {
-        if (it->second != options.policy) {
-          step.emitOpError("shares its model with another step that asks "
-                           "for another remat policy");
-          return signalPassFailure();
-        }
-        continue;
-      }
-      auto grad = module.lookupSymbol<func::FuncOp>(name);
-      if (!grad) {
+      SmallVector<func::FuncOp> grads;
+      for (func::FuncOp grad :
+           {step.getGradientFunc(), step.getMicroGradientFunc(),
+            step.getLastMicroGradientFunc()})
+        if (grad)
+          grads.push_back(grad);
+      if (grads.empty()) {
         step.emitOpError("has no gradient function: run gacc-autodiff first");
         return signalPassFailure();
       }
-      FailureOr<RematReport> report = rematerialize(grad, options);
-      if (failed(report))
-        return signalPassFailure();
-      if (this->report)
-        grad.emitRemark("remat ")
-            << stringifyRematPolicy(options.policy) << ": the backward keeps "
-            << report->savedBytes << " of " << report->activationBytes
-            << " bytes of activations; " << report->recomputedOps
-            << " ops recomputed, "
-            << std::llround(100.0 * report->recomputeCost /
-                            std::max(report->forwardCost, 1.0))
-            << "% of the forward's estimated time";
-      numRecomputed += report->recomputedOps;
-      activationBytes += report->activationBytes;
-      savedBytes += report->savedBytes;
-      if (report->forwardCost > 0)
-        recomputePercent += static_cast<uint64_t>(
-            std::llround(100.0 * report->recomputeCost / report->forwardCost));
+      for (func::FuncOp grad : grads)
+        if (failed(rematerializeOnce(step, grad, options, done)))
+          return signalPassFailure();
     }
+  }
+
+  /// Rewrites `grad` for `options` unless done already, then checks that
+  /// the steps sharing it ask for the same policy.
+  LogicalResult rematerializeOnce(TrainStepOp step, func::FuncOp grad,
+                                  const RematConfig &options,
+                                  DenseMap<func::FuncOp, RematPolicy> &done) {
+    auto [it, first] = done.try_emplace(grad, options.policy);
+    if (!first) {
+      if (it->second != options.policy)
+        return step.emitOpError("shares its model with another step that "
+                                "asks for another remat policy");
+      return success();
+    }
+    FailureOr<RematReport> report = rematerialize(grad, options);
+    if (failed(report))
+      return failure();
+    if (this->report)
+      grad.emitRemark("remat ")
+          << stringifyRematPolicy(options.policy) << ": the backward keeps "
+          << report->savedBytes << " of " << report->activationBytes
+          << " bytes of activations; " << report->recomputedOps
+          << " ops recomputed, "
+          << std::llround(100.0 * report->recomputeCost /
+                          std::max(report->forwardCost, 1.0))
+          << "% of the forward's estimated time";
+    numRecomputed += report->recomputedOps;
+    activationBytes += report->activationBytes;
+    savedBytes += report->savedBytes;
+    if (report->forwardCost > 0)
+      recomputePercent += static_cast<uint64_t>(
+          std::llround(100.0 * report->recomputeCost / report->forwardCost));
+    return success();
   }
 };
 } // namespace

@@ -28,12 +28,6 @@ inline bool shardsOptimizerState(ZeroAttr zero) { return zero.getStage() >= 1; }
 inline bool shardsGradients(ZeroAttr zero) { return zero.getStage() >= 2; }
 inline bool shardsParameters(ZeroAttr zero) { return zero.getStage() >= 3; }
 
-/// On a gradient function whose gradient results are this rank's reduced
-/// shards already (gacc-accumulate, stages 2 and 3: reduce-scattered per
-/// micro-batch).
-inline constexpr llvm::StringLiteral kReducedGradientsAttrName =
-    "gacc.reduced_gradients";
-
 /// Sets the step's ZeRO `stage` and `ranks` (on every step of its module,
 /// which share the inputs) and rebuilds its model and input declarations
 /// for each rank's share of the batch (which `ranks` must divide). A step

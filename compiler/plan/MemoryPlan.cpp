@@ -4,7 +4,6 @@
 #include "compiler/Describe.h"
 #include "compiler/Pipelines.h"
 #include "dialects/gacc/GaccShapes.h"
-#include "passes/BatchSplit.h"
 #include "passes/Passes.h"
 #include "passes/StepLayout.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -15,26 +14,18 @@
 using namespace mlir;
 using namespace mlir::gacc;
 
-/// The gradient function of one micro-batch of `step`, in `scratch`, a
-/// copy of its module.
+/// The gradient function of one micro-batch of `step` (of its whole batch
+/// without micro-batches), in `scratch`, a copy of its module.
 static FailureOr<func::FuncOp>
 microBatchGradient(TrainStepOp step, OwningOpRef<ModuleOp> &scratch) {
   scratch = step->getParentOfType<ModuleOp>().clone();
-  TrainStepOp copy = TrainStepOp::find(*scratch, step.getSymName());
-  func::FuncOp model = copy.getModelFunc();
-  if (failed(autocast(model, copy.getEffectivePrecision())))
+  PassManager pm(scratch->getContext());
+  buildDifferentiationPipeline(pm);
+  if (failed(pm.run(*scratch)))
     return failure();
-  int64_t batch = copy.getRankBatchSize();
-  int64_t micro = copy.getEffectiveMicroBatchSize();
-  if (micro < batch) {
-    FailureOr<func::FuncOp> specialized =
-        specializeToMicroBatch(model, batch, micro, "gacc_plan_micro_batch");
-    if (failed(specialized))
-      return failure();
-    model = *specialized;
-  }
-  // The seed does not change which activations the backward reads.
-  return buildGradientFunction(model, GradientSeed::One);
+  TrainStepOp copy = TrainStepOp::find(*scratch, step.getSymName());
+  func::FuncOp grad = copy.getMicroGradientFunc();
+  return grad ? grad : copy.getGradientFunc();
 }
 
 /// Bytes of the low-precision copies of parameters that gacc-mixed-precision

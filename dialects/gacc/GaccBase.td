@@ -53,6 +53,31 @@ def Gacc_Dialect : Dialect {
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let useDefaultAttributePrinterParser = 1;
+  // The attributes one pass leaves for another (and the op overrides users
+  // write), each with a named helper (`getGradientsAttrHelper()`, ...) and
+  // checked by verifyOperationAttribute / verifyRegionArgAttribute.
+  let discardableAttrs = (ins
+    // On a gradient function (gacc-autodiff): the gacc.param each trailing
+    // result is the gradient of, in order.
+    "::mlir::ArrayAttr":$gradients,
+    // On a model that gacc-mixed-precision has autocast: its precision.
+    "::mlir::gacc::PrecisionAttr":$autocast_precision,
+    // On an op: "low" or "f32" overrides its autocast class.
+    "::mlir::StringAttr":$autocast,
+    // On an op: "save" or "recompute" overrides the remat policy.
+    "::mlir::StringAttr":$remat,
+    // On a gacc.train_step with the `budget` remat policy: the bytes of
+    // activations gacc-remat may keep (the memory planner derives it).
+    "::mlir::IntegerAttr":$remat_activation_budget,
+    // On an entry point's argument: the arena it is ("state", ...).
+    "::mlir::StringAttr":$arena,
+    // On an entry point (gacc-plan-buffers): the workspace arena's bytes
+    // and the bytes of temporaries left to the heap.
+    "::mlir::IntegerAttr":$workspace_bytes,
+    "::mlir::IntegerAttr":$unplanned_bytes
+  );
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
   }];

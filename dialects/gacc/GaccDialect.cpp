@@ -4,6 +4,7 @@
 #include "dialects/gacc/GaccDialect.h"
 #include "dialects/gacc/GaccAttrs.h"
 #include "dialects/gacc/GaccOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::gacc;
@@ -16,4 +17,71 @@ void GaccDialect::initialize() {
 #include "dialects/gacc/GaccOps.cpp.inc"
       >();
   registerAttributes();
+}
+
+LogicalResult GaccDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attribute) {
+  StringRef name = attribute.getName().strref();
+  Attribute value = attribute.getValue();
+  auto expect = [&](bool ok, StringRef what) -> LogicalResult {
+    if (ok)
+      return success();
+    return op->emitOpError("attribute '") << name << "' must be " << what;
+  };
+  if (name == getGradientsAttrHelper().getName()) {
+    auto fn = dyn_cast<func::FuncOp>(op);
+    auto list = dyn_cast<ArrayAttr>(value);
+    if (!fn || !list ||
+        !llvm::all_of(list, llvm::IsaPred<FlatSymbolRefAttr>) ||
+        list.size() > fn.getNumResults())
+      return expect(false, "an array of parameter symbols on a func.func, "
+                           "no longer than its results");
+    return success();
+  }
+  if (name == getAutocastPrecisionAttrHelper().getName())
+    return expect(isa<func::FuncOp>(op) && isa<PrecisionAttr>(value),
+                  "a precision on a func.func");
+  if (name == getAutocastAttrHelper().getName()) {
+    auto choice = dyn_cast<StringAttr>(value);
+    return expect(choice && (choice == "low" || choice == "f32"),
+                  "\"low\" or \"f32\"");
+  }
+  if (name == getRematAttrHelper().getName()) {
+    auto choice = dyn_cast<StringAttr>(value);
+    return expect(choice && (choice == "save" || choice == "recompute"),
+                  "\"save\" or \"recompute\"");
+  }
+  if (name == getRematActivationBudgetAttrHelper().getName()) {
+    auto bytes = dyn_cast<IntegerAttr>(value);
+    return expect(isa<TrainStepOp>(op) && bytes && bytes.getInt() >= 0,
+                  "a non-negative byte count on a gacc.train_step");
+  }
+  if (name == getWorkspaceBytesAttrHelper().getName() ||
+      name == getUnplannedBytesAttrHelper().getName()) {
+    auto bytes = dyn_cast<IntegerAttr>(value);
+    // (Kept on the function when it is lowered to the LLVM dialect.)
+    return expect(isa<FunctionOpInterface>(op) && bytes &&
+                      bytes.getInt() >= 0,
+                  "a non-negative byte count on a function");
+  }
+  if (name == getArenaAttrHelper().getName())
+    return op->emitOpError("'") << name << "' belongs on a function argument";
+  return op->emitOpError("has an unknown gacc attribute '") << name << "'";
+}
+
+LogicalResult GaccDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned region,
+                                                    unsigned argument,
+                                                    NamedAttribute attribute) {
+  StringRef name = attribute.getName().strref();
+  if (name != getArenaAttrHelper().getName())
+    return op->emitOpError("argument ")
+           << argument << " has an unknown gacc attribute '" << name << "'";
+  auto role = dyn_cast<StringAttr>(attribute.getValue());
+  if (!role || !llvm::is_contained(
+                   ArrayRef<StringRef>{"state", "batch", "io", "workspace"},
+                   role.getValue()))
+    return op->emitOpError("argument ")
+           << argument << ": '" << name << "' must be \"state\", \"batch\", \"io\" or \"workspace\"";
+  return success();
 }

@@ -5,6 +5,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Dialect.h"
+// The discardable attributes' helpers name the dialect's attributes.
+#include "dialects/gacc/GaccAttrs.h"
 
 #include "dialects/gacc/GaccDialect.h.inc"
 

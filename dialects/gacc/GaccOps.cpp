@@ -399,9 +399,29 @@ TrainStepOp TrainStepOp::find(ModuleOp module, StringRef name) {
   return nullptr;
 }
 
+/// The function `ref` names from `step`; null for none.
+static func::FuncOp lookupFunc(TrainStepOp step, FlatSymbolRefAttr ref) {
+  return ref ? SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(step, ref)
+             : func::FuncOp();
+}
+
 func::FuncOp TrainStepOp::getModelFunc() {
-  return SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(*this,
-                                                            getModelAttr());
+  return lookupFunc(*this, getModelAttr());
+}
+func::FuncOp TrainStepOp::getMicroModelFunc() {
+  return lookupFunc(*this, getMicroModelAttr());
+}
+func::FuncOp TrainStepOp::getLastMicroModelFunc() {
+  return lookupFunc(*this, getLastMicroModelAttr());
+}
+func::FuncOp TrainStepOp::getMicroGradientFunc() {
+  return lookupFunc(*this, getMicroGradientAttr());
+}
+func::FuncOp TrainStepOp::getLastMicroGradientFunc() {
+  return lookupFunc(*this, getLastMicroGradientAttr());
+}
+func::FuncOp TrainStepOp::getGradientFunc() {
+  return lookupFunc(*this, getGradientAttr());
 }
 
 RematAttr TrainStepOp::getEffectiveRemat() {
@@ -520,6 +540,27 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getModelAttr());
   if (!model)
     return emitOpError("model '") << getModel() << "' is not a func.func";
+  // The derived functions: each reference names a func.func; a gradient
+  // function lists its parameters.
+  for (auto [role, ref, gradient] :
+       {std::tuple{"micro_model", getMicroModelAttr(), false},
+        std::tuple{"last_micro_model", getLastMicroModelAttr(), false},
+        std::tuple{"micro_gradient", getMicroGradientAttr(), true},
+        std::tuple{"last_micro_gradient", getLastMicroGradientAttr(), true},
+        std::tuple{"gradient", getGradientAttr(), true}}) {
+    if (!ref)
+      continue;
+    auto fn = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, ref);
+    if (!fn)
+      return emitOpError(role) << " '" << ref.getValue()
+                               << "' is not a func.func";
+    auto *dialect = cast<GaccDialect>((*this)->getDialect());
+    if (gradient && !dialect->getGradientsAttrHelper().isAttrPresent(fn))
+      return emitOpError(role)
+             << " '" << ref.getValue() << "' has no '"
+             << dialect->getGradientsAttrHelper().getName()
+             << "': not a gradient function";
+  }
   if (model.getNumArguments() != 0)
     return emitOpError("model '")
            << getModel()

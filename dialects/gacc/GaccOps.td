@@ -813,6 +813,19 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     * `zero`: `#gacc.zero<...>` (default stage 0 on 1 rank); the batch must
       divide evenly over the ranks.
 
+    The training pipeline links the functions it derives from the model to
+    the step by symbol references (checked to name `func.func`s), which the
+    passes after it read instead of conventions on names:
+
+    * `micro_model`, `last_micro_model` (`gacc-split-batch`): the model of
+      one micro-batch, and of the smaller last one when the micro-batch size
+      does not divide the rank's batch, with the loss summed;
+    * `micro_gradient`, `last_micro_gradient` (`gacc-autodiff`): their
+      gradient functions, seeded by a trailing scalar argument;
+    * `gradient` (`gacc-autodiff` without micro-batches, else
+      `gacc-accumulate`): loss, outputs and gradients over the rank's whole
+      batch, what `gacc-build-step` compiles.
+
     ```mlir
     gacc.train_step @train model @mlp batch_size 64 micro_batch_size 16
         optimizer #gacc.adamw<lr = 1.000000e-03>
@@ -832,7 +845,12 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     OptionalAttr<Gacc_PrecisionAttr>:$precision,
     OptionalAttr<Gacc_LossScaleAttr>:$loss_scale,
     OptionalAttr<Gacc_RematAttr>:$remat,
-    OptionalAttr<Gacc_ZeroAttr>:$zero
+    OptionalAttr<Gacc_ZeroAttr>:$zero,
+    OptionalAttr<FlatSymbolRefAttr>:$micro_model,
+    OptionalAttr<FlatSymbolRefAttr>:$last_micro_model,
+    OptionalAttr<FlatSymbolRefAttr>:$micro_gradient,
+    OptionalAttr<FlatSymbolRefAttr>:$last_micro_gradient,
+    OptionalAttr<FlatSymbolRefAttr>:$gradient
   );
   let assemblyFormat = [{
     $sym_name `model` $model `batch_size` $batch_size
@@ -840,7 +858,11 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     `optimizer` $optimizer (`schedule` $schedule^)?
     (`grad_clip_norm` $grad_clip_norm^)? (`precision` `` $precision^)?
     (`loss_scale` qualified($loss_scale)^)?
-    (`remat` qualified($remat)^)? (`zero` qualified($zero)^)? attr-dict
+    (`remat` qualified($remat)^)? (`zero` qualified($zero)^)?
+    (`micro_model` $micro_model^)? (`last_micro_model` $last_micro_model^)?
+    (`micro_gradient` $micro_gradient^)?
+    (`last_micro_gradient` $last_micro_gradient^)?
+    (`gradient` $gradient^)? attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -849,6 +871,19 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     static TrainStepOp find(::mlir::ModuleOp module, ::llvm::StringRef name);
     /// The model function; null if `model` does not name a func.func.
     ::mlir::func::FuncOp getModelFunc();
+    /// The functions the pipeline derived (see the description); null when
+    /// the reference is absent.
+    ::mlir::func::FuncOp getMicroModelFunc();
+    ::mlir::func::FuncOp getLastMicroModelFunc();
+    ::mlir::func::FuncOp getMicroGradientFunc();
+    ::mlir::func::FuncOp getLastMicroGradientFunc();
+    ::mlir::func::FuncOp getGradientFunc();
+    /// Whether each rank runs its examples as a loop of micro-batches whose
+    /// losses and gradients are summed and normalized by the global batch's
+    /// count (several micro-batches, or several ranks).
+    bool accumulatesMicroBatches() {
+      return getAccumulationSteps() > 1 || getEffectiveZero().getRanks() > 1;
+    }
     /// The examples each rank trains on per step (the zero attribute's
     /// ranks divide the batch: verified). Batch sizes are positive
     /// (verified), so the unsigned accessors of I64Attr convert safely.

@@ -1,4 +1,4 @@
-// RUN: gacc-opt %s -split-input-file -gacc-autodiff -gacc-accumulate -verify-diagnostics | FileCheck %s
+// RUN: gacc-opt %s -split-input-file -gacc-split-batch -gacc-autodiff -gacc-accumulate -verify-diagnostics | FileCheck %s
 
 gacc.param @w : tensor<3x4xf32> = #gacc.init<normal, seed = 1>
 gacc.input @x : tensor<10x4xf32> features
@@ -42,10 +42,14 @@ gacc.train_step @t model @m batch_size 10 micro_batch_size 4 optimizer #gacc.sgd
 // CHECK: %[[L:.*]] = gacc.div %{{.*}}, %[[COUNT]] : tensor<f32>, tensor<f32>
 // CHECK-NOT: gacc.div
 // CHECK: return %[[L]], %{{.*}}, %{{.*}}
+// The micro-batch functions are inlined and gone; the step refers to the
+// accumulated gradient function.
+// CHECK-NOT: func.func
+// CHECK: gacc.train_step @t model @m batch_size 10 micro_batch_size 4 optimizer #gacc.sgd<lr = 0.1> gradient @m_grad{{$}}
 
 // -----
 
-// An op that mixes examples makes the micro-batches disagree with the batch.
+// Without its micro-batches' gradients, the loop cannot be built.
 gacc.param @w : tensor<4xf32> = #gacc.init<ones>
 gacc.input @x : tensor<8x4xf32> features
 gacc.input @y : tensor<8x4xf32> features
@@ -53,44 +57,16 @@ func.func @m() -> tensor<f32> {
   %x = gacc.load @x : tensor<8x4xf32>
   %y = gacc.load @y : tensor<8x4xf32>
   %w = gacc.load @w : tensor<4xf32>
-  // expected-error @+1 {{'gacc.reduce_mean' op mixes examples of the batch, so its result depends on how the batch is split into micro-batches: it reduces or normalizes along the batch dimension}}
-  %mu = gacc.reduce_mean %x axes = [0] keepdims : tensor<8x4xf32> -> tensor<1x4xf32>
-  %c = gacc.sub %x, %mu : tensor<8x4xf32>, tensor<1x4xf32>
-  %p = gacc.mul %c, %w : tensor<8x4xf32>, tensor<4xf32>
+  %p = gacc.mul %x, %w : tensor<8x4xf32>, tensor<4xf32>
   %l = gacc.mse_loss mean %p, %y : tensor<8x4xf32>
   return %l : tensor<f32>
 }
-gacc.train_step @t model @m batch_size 8 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>
-
-// -----
-
-gacc.param @w : tensor<4xf32> = #gacc.init<ones>
-gacc.input @x : tensor<8x4xf32> features
-// expected-error @+1 {{gradient accumulation needs the loss (the first result) to be a gacc.cross_entropy or gacc.mse_loss result}}
-func.func @m() -> tensor<f32> {
-  %x = gacc.load @x : tensor<8x4xf32>
+func.func @m_micro3(%x: tensor<3x4xf32>, %y: tensor<3x4xf32>) -> tensor<f32> {
   %w = gacc.load @w : tensor<4xf32>
-  %p = gacc.mul %x, %w : tensor<8x4xf32>, tensor<4xf32>
-  %l = gacc.reduce_sum %p axes = [0, 1] : tensor<8x4xf32> -> tensor<f32>
+  %p = gacc.mul %x, %w : tensor<3x4xf32>, tensor<4xf32>
+  %l = gacc.mse_loss sum %p, %y : tensor<3x4xf32>
   return %l : tensor<f32>
 }
-gacc.train_step @t model @m batch_size 8 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+// expected-error @+1 {{runs micro-batches, but has no last_micro_gradient: run gacc-split-batch and gacc-autodiff first}}
+gacc.train_step @t model @m batch_size 8 micro_batch_size 3 optimizer #gacc.sgd<lr = 0.1> micro_model @m_micro3
 
-// -----
-
-// A reshape that folds the batch into another dimension is refused.
-gacc.param @w : tensor<4x8xf32> = #gacc.init<ones>
-gacc.input @x : tensor<8x4xf32> features
-gacc.input @y : tensor<8x2xf32> features
-func.func @m() -> tensor<f32> {
-  %x = gacc.load @x : tensor<8x4xf32>
-  %y = gacc.load @y : tensor<8x2xf32>
-  %w = gacc.load @w : tensor<4x8xf32>
-  // expected-error @+1 {{'gacc.reshape' op mixes examples of the batch, so its result depends on how the batch is split into micro-batches: it does not keep the batch as its leading dimension}}
-  %r = gacc.reshape %x : tensor<8x4xf32> -> tensor<4x8xf32>
-  %p = gacc.matmul %r, %w transpose_rhs : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x4xf32>
-  %q = gacc.reshape %p : tensor<4x4xf32> -> tensor<8x2xf32>
-  %l = gacc.mse_loss mean %q, %y : tensor<8x2xf32>
-  return %l : tensor<f32>
-}
-gacc.train_step @t model @m batch_size 8 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>

@@ -6,11 +6,11 @@ gacc.param @unused : tensor<2xf32> = #gacc.init<ones>
 gacc.input @x : tensor<5x3xf32> features
 
 // The model is kept; its gradient function returns the model's results and
-// then one gradient per parameter, in declaration order. Its body starts
-// with the 8 forward ops (what gacc-remat reads).
+// then one gradient per parameter, in declaration order; the step refers to
+// it.
 // CHECK-LABEL: func.func @m() -> tensor<f32>
 // CHECK-LABEL: func.func @m_grad() -> (tensor<f32>, tensor<3x4xf32>, tensor<4xf32>, tensor<2xf32>)
-// CHECK-SAME: attributes {gacc.forward_ops = 8 : i64, gacc.gradients = [@w, @b, @unused]}
+// CHECK-SAME: attributes {gacc.gradients = [@w, @b, @unused]}
 func.func @m() -> tensor<f32> {
   %x = gacc.load @x : tensor<5x3xf32>
   %w = gacc.load @w : tensor<3x4xf32>
@@ -73,8 +73,9 @@ gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1>
 
 // -----
 
+// The name <model>_grad is taken: the gradient function gets another, which
+// the step refers to.
 gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
-// expected-error @+1 {{cannot differentiate: 'm_grad' already exists}}
 func.func @m() -> tensor<f32> {
   %w = gacc.load @w : tensor<3xf32>
   %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
@@ -84,6 +85,68 @@ func.func @m_grad() {
   return
 }
 gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1>
+// CHECK-LABEL: func.func @m_grad_0() -> (tensor<f32>, tensor<3xf32>)
+// CHECK: return
+// CHECK-NEXT: }
+// CHECK-NEXT: func.func @m_grad() {
+// CHECK: gacc.train_step @t model @m {{.*}} gradient @m_grad_0
+
+// -----
+
+// Two steps of one model share its gradient function.
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @a model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1>
+gacc.train_step @b model @m batch_size 1 optimizer #gacc.sgd<lr = 0.2>
+// CHECK-LABEL: func.func @m_grad() -> (tensor<f32>, tensor<3xf32>)
+// CHECK-NOT: func.func
+// CHECK: gacc.train_step @a model @m {{.*}} gradient @m_grad
+// CHECK: gacc.train_step @b model @m {{.*}} gradient @m_grad
+
+// -----
+
+// Micro-batches: the models gacc-split-batch built are differentiated, from
+// a trailing seed argument, and the step refers to their gradients.
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+gacc.input @x : tensor<4x3xf32> features
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<4x3xf32>
+  %w = gacc.load @w : tensor<3xf32>
+  %y = gacc.mul %x, %w : tensor<4x3xf32>, tensor<3xf32>
+  %l = gacc.reduce_sum %y axes = [0, 1] : tensor<4x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @m_micro2(%x: tensor<2x3xf32>) -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %y = gacc.mul %x, %w : tensor<2x3xf32>, tensor<3xf32>
+  %l = gacc.reduce_sum %y axes = [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 4 micro_batch_size 2
+    optimizer #gacc.sgd<lr = 0.1> micro_model @m_micro2
+// CHECK-LABEL: func.func @m_micro2_grad(
+// CHECK-SAME: tensor<2x3xf32>, %{{.*}}: tensor<f32>) -> (tensor<f32>, tensor<3xf32>)
+// CHECK: gacc.train_step @t model @m {{.*}} micro_model @m_micro2 micro_gradient @m_micro2_grad
+// CHECK-NOT: gradient @m_grad
+
+// -----
+
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+gacc.input @x : tensor<4x3xf32> features
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<4x3xf32>
+  %w = gacc.load @w : tensor<3xf32>
+  %y = gacc.mul %x, %w : tensor<4x3xf32>, tensor<3xf32>
+  %l = gacc.reduce_sum %y axes = [0, 1] : tensor<4x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @+1 {{runs micro-batches, but has no micro_model: run gacc-split-batch before gacc-autodiff}}
+gacc.train_step @t model @m batch_size 4 micro_batch_size 2
+    optimizer #gacc.sgd<lr = 0.1>
 
 // -----
 

@@ -16,4 +16,4 @@ func.func @m_grad() -> (tensor<f32>, tensor<3xf32>) attributes {gacc.gradients =
   %g = gacc.broadcast %r : tensor<1xf32> -> tensor<3xf32>
   return %l, %g : tensor<f32>, tensor<3xf32>
 }
-gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> precision bf16
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> precision bf16 gradient @m_grad

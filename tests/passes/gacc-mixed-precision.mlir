@@ -146,7 +146,7 @@ gacc.input @x : tensor<4x8xf32> features
 func.func @m() -> tensor<f32> {
   %x = gacc.load @x : tensor<4x8xf32>
   %w = gacc.load @w : tensor<8x8xf32>
-  // expected-error @+1 {{'gacc.matmul' op has gacc.autocast = "half"; expected "low" or "f32"}}
+  // expected-error @+1 {{'gacc.matmul' op attribute 'gacc.autocast' must be "low" or "f32"}}
   %h = gacc.matmul %x, %w {gacc.autocast = "half"} : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
   %l = gacc.reduce_sum %h axes = [0, 1] : tensor<4x8xf32> -> tensor<f32>
   return %l : tensor<f32>

@@ -20,7 +20,7 @@ gacc.param @w : tensor<4xf32> = #gacc.init<normal, seed = 1>
 func.func @m() -> tensor<f32> {
   %w = gacc.load @w : tensor<4xf32>
   %c = gacc.checkpoint %w : tensor<4xf32>
-  // expected-error@+1 {{'gacc.tanh' op has gacc.remat = "always"; expected "save" or "recompute"}}
+  // expected-error@+1 {{'gacc.tanh' op attribute 'gacc.remat' must be "save" or "recompute"}}
   %t = gacc.tanh %c {gacc.remat = "always"} : tensor<4xf32>
   %l = gacc.reduce_sum %t axes = [0] : tensor<4xf32> -> tensor<f32>
   return %l : tensor<f32>

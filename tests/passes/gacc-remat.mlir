@@ -110,3 +110,4 @@ gacc.train_step @s model @m batch_size 2 optimizer #gacc.sgd<lr = 0.1>
 // NONE: %[[RM:.*]] = gacc.matmul %[[SAVED]]
 // NONE: %[[RT:.*]] = gacc.tanh %[[RM]]
 // NONE: gacc.mul %[[RT]], %[[RT]]
+

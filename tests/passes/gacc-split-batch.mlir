@@ -1,0 +1,115 @@
+// RUN: gacc-opt %s -split-input-file -gacc-split-batch -verify-diagnostics | FileCheck %s
+
+// 10 = 4 + 4 + 2: the model of a micro-batch of 4 and of the last one, of 2,
+// with their inputs' rows as arguments and the loss summed.
+gacc.param @w : tensor<3x4xf32> = #gacc.init<normal, seed = 1>
+gacc.input @x : tensor<10x4xf32> features
+gacc.input @y : tensor<10xi32> labels
+func.func @m() -> (tensor<f32>, tensor<10x3xf32>) {
+  %x = gacc.load @x : tensor<10x4xf32>
+  %y = gacc.load @y : tensor<10xi32>
+  %w = gacc.load @w : tensor<3x4xf32>
+  %l = gacc.matmul %x, %w transpose_rhs : tensor<10x4xf32>, tensor<3x4xf32> -> tensor<10x3xf32>
+  %loss = gacc.cross_entropy token_mean %l, %y ignore_index = -100 : tensor<10x3xf32>, tensor<10xi32>
+  return %loss, %l : tensor<f32>, tensor<10x3xf32>
+}
+gacc.train_step @t model @m batch_size 10 micro_batch_size 4 optimizer #gacc.sgd<lr = 0.1>
+// CHECK-LABEL: func.func @m_micro2(
+// CHECK-SAME: %{{.*}}: tensor<2x4xf32>, %{{.*}}: tensor<2xi32>) -> (tensor<f32>, tensor<2x3xf32>)
+// CHECK: gacc.cross_entropy sum
+// CHECK-LABEL: func.func @m_micro4(
+// CHECK-SAME: %{{.*}}: tensor<4x4xf32>, %{{.*}}: tensor<4xi32>) -> (tensor<f32>, tensor<4x3xf32>)
+// CHECK: gacc.cross_entropy sum
+// CHECK: gacc.train_step @t model @m {{.*}} micro_model @m_micro4 last_micro_model @m_micro2
+
+// -----
+
+// One micro-batch per rank on several ZeRO ranks: the loss is summed too
+// (gacc-accumulate normalizes it by the global batch's count).
+gacc.param @w : tensor<4xf32> = #gacc.init<ones>
+gacc.input @x : tensor<4x4xf32> features
+gacc.input @y : tensor<4x4xf32> features
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<4x4xf32>
+  %y = gacc.load @y : tensor<4x4xf32>
+  %w = gacc.load @w : tensor<4xf32>
+  %p = gacc.mul %x, %w : tensor<4x4xf32>, tensor<4xf32>
+  %l = gacc.mse_loss mean %p, %y : tensor<4x4xf32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 8 optimizer #gacc.sgd<lr = 0.1> zero #gacc.zero<stage = 1, ranks = 2>
+// CHECK-LABEL: func.func @m_micro4(
+// CHECK: gacc.mse_loss sum
+// CHECK: micro_model @m_micro4
+// CHECK-NOT: last_micro_model
+
+// -----
+
+// Without micro-batches, nothing to do.
+gacc.param @w : tensor<4xf32> = #gacc.init<ones>
+gacc.input @x : tensor<4x4xf32> features
+gacc.input @y : tensor<4x4xf32> features
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<4x4xf32>
+  %y = gacc.load @y : tensor<4x4xf32>
+  %w = gacc.load @w : tensor<4xf32>
+  %p = gacc.mul %x, %w : tensor<4x4xf32>, tensor<4xf32>
+  %l = gacc.mse_loss mean %p, %y : tensor<4x4xf32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 4 optimizer #gacc.sgd<lr = 0.1>
+// CHECK-LABEL: func.func @m()
+// CHECK-NOT: func.func
+// CHECK-NOT: micro_model
+
+// -----
+
+// An op that mixes examples makes the micro-batches disagree with the batch.
+gacc.param @w : tensor<4xf32> = #gacc.init<ones>
+gacc.input @x : tensor<8x4xf32> features
+gacc.input @y : tensor<8x4xf32> features
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<8x4xf32>
+  %y = gacc.load @y : tensor<8x4xf32>
+  %w = gacc.load @w : tensor<4xf32>
+  // expected-error @+1 {{'gacc.reduce_mean' op mixes examples of the batch, so its result depends on how the batch is split into micro-batches: it reduces or normalizes along the batch dimension}}
+  %mu = gacc.reduce_mean %x axes = [0] keepdims : tensor<8x4xf32> -> tensor<1x4xf32>
+  %c = gacc.sub %x, %mu : tensor<8x4xf32>, tensor<1x4xf32>
+  %p = gacc.mul %c, %w : tensor<8x4xf32>, tensor<4xf32>
+  %l = gacc.mse_loss mean %p, %y : tensor<8x4xf32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 8 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+
+// -----
+
+gacc.param @w : tensor<4xf32> = #gacc.init<ones>
+gacc.input @x : tensor<8x4xf32> features
+// expected-error @+1 {{gradient accumulation needs the loss (the first result) to be a gacc.cross_entropy or gacc.mse_loss result}}
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<8x4xf32>
+  %w = gacc.load @w : tensor<4xf32>
+  %p = gacc.mul %x, %w : tensor<8x4xf32>, tensor<4xf32>
+  %l = gacc.reduce_sum %p axes = [0, 1] : tensor<8x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 8 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+
+// -----
+
+// A reshape that folds the batch into another dimension is refused.
+gacc.param @w : tensor<4x8xf32> = #gacc.init<ones>
+gacc.input @x : tensor<8x4xf32> features
+gacc.input @y : tensor<8x2xf32> features
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<8x4xf32>
+  %y = gacc.load @y : tensor<8x2xf32>
+  %w = gacc.load @w : tensor<4x8xf32>
+  // expected-error @+1 {{'gacc.reshape' op mixes examples of the batch, so its result depends on how the batch is split into micro-batches: it does not keep the batch as its leading dimension}}
+  %r = gacc.reshape %x : tensor<8x4xf32> -> tensor<4x8xf32>
+  %p = gacc.matmul %r, %w transpose_rhs : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x4xf32>
+  %q = gacc.reshape %p : tensor<4x4xf32> -> tensor<8x2xf32>
+  %l = gacc.mse_loss mean %q, %y : tensor<8x2xf32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 8 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>
