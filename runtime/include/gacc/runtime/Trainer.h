@@ -2,14 +2,15 @@
 //
 // Owns the arenas of a compiled step (parameters, gradients and optimizer
 // state; the batch; per-step scalars and outputs), initializes, loads and
-// saves them, and calls the compiled code. The compiled code comes as plain
-// function pointers: from the JIT or from an artifact, the trainer is the
-// same.
+// saves them (in the formats of Checkpoint.h), and calls the compiled code.
+// The compiled code comes as plain function pointers: from the JIT or from an
+// artifact, the trainer is the same.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GACC_RUNTIME_TRAINER_H
 #define GACC_RUNTIME_TRAINER_H
 
+#include "gacc/runtime/Checkpoint.h"
 #include "gacc/runtime/Communicator.h"
 #include "gacc/runtime/Dataset.h"
 #include "gacc/runtime/DeviceMemory.h"
@@ -156,6 +157,10 @@ private:
   void writeWhole(const TensorSlot &slot, const Tensor &whole);
   /// `slot` with the whole tensor's shape (the slot itself if unsharded).
   static TensorSlot wholeSlot(const TensorSlot &slot);
+  /// An error naming `origin` unless `tensor` has the dtype and shape of
+  /// `slot`.
+  static Status checkTensor(const std::string &origin, const TensorSlot &slot,
+                            const Tensor &tensor);
   Tensor readParameter(const Parameter &param) const;
   void writeParameter(const Parameter &param, const Tensor &whole);
   /// The slots a checkpoint keeps: parameters, optimizer state, loss scale.
@@ -192,11 +197,6 @@ private:
   double lastStepScale_ = 1.0;
   Communicator *communicator_ = nullptr;
 };
-
-/// The checkpoint (as Trainer::checkpoint gives) that the sharded one in
-/// `dir` holds, with every tensor whole: what runs on any number of ranks,
-/// one included, resume from.
-Status consolidateCheckpoint(const std::string &dir, TensorFile &out);
 
 /// The host API's entry: a trainer for the artifact at `path` (see
 /// Artifact.h; its target must be "cpu", or "cuda-emulated": then its
