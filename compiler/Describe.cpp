@@ -83,7 +83,10 @@ rt::ModelInfo mlir::gacc::describeStep(TrainStepOp step, const StepLayout &layou
     describeIds(step.getModelFunc(), input, described);
     info.inputs.push_back(described);
   }
-  info.hyper = slotOf(*layout.io.find("hyper"));
+  for (const std::string &scalar : layout.stepScalars) {
+    info.hyper.push_back(slotOf(*layout.io.find(hyperSlotName(scalar))));
+    info.hyper.back().name = scalar;
+  }
   info.loss = slotOf(*layout.io.find("loss"));
   info.gradNorm = slotOf(*layout.io.find("grad_norm"));
   info.step = slotOf(*layout.io.find("step"));
@@ -99,21 +102,13 @@ rt::ModelInfo mlir::gacc::describeStep(TrainStepOp step, const StepLayout &layou
   if (const Slot *rank = layout.io.find(kRankSlot))
     info.rank = slotOf(*rank);
 
-  if (auto sgd = dyn_cast<SGDAttr>(step.getOptimizer())) {
-    info.optimizer.kind = rt::OptimizerConfig::SGD;
-    info.optimizer.lr = sgd.getLr().convertToDouble();
-    info.optimizer.momentum = sgd.getMomentum().convertToDouble();
-    info.optimizer.dampening = sgd.getDampening().convertToDouble();
-    info.optimizer.weightDecay = sgd.getWeightDecay().convertToDouble();
-    info.optimizer.nesterov = sgd.getNesterov();
-  } else {
-    auto adamw = cast<AdamWAttr>(step.getOptimizer());
-    info.optimizer.kind = rt::OptimizerConfig::AdamW;
-    info.optimizer.lr = adamw.getLr().convertToDouble();
-    info.optimizer.beta1 = adamw.getBeta1().convertToDouble();
-    info.optimizer.beta2 = adamw.getBeta2().convertToDouble();
-    info.optimizer.eps = adamw.getEps().convertToDouble();
-    info.optimizer.weightDecay = adamw.getWeightDecay().convertToDouble();
+  info.optimizer.kind = layout.optimizer->getName().str();
+  for (Hyperparameter hyper :
+       layout.optimizer->getHyperparameters(step.getOptimizer())) {
+    if (hyper.name == kLearningRate)
+      info.optimizer.lr = hyper.value;
+    else
+      info.optimizer.hyperparameters[hyper.name.str()] = hyper.value;
   }
   if (auto cosine =
           dyn_cast<WarmupCosineScheduleAttr>(step.getEffectiveSchedule())) {

@@ -323,21 +323,35 @@ def BuildStep : Pass<"gacc-build-step", "ModuleOp"> {
     declarations and the `gacc.train_step` by two functions over the byte
     arenas the runtime owns (see `StepLayout.h`):
 
-    * `gacc_step(state, batch, io, workspace)`: forward and backward, the global
-      gradient norm, clipping, and the optimizer update (SGD with momentum,
-      dampening, nesterov and weight decay; AdamW with decoupled weight
-      decay), written back in place as fused elementwise updates; a 16-bit
-      parameter's f32 master weights are updated and rounded into it; with
-      `#gacc.zero`, the gradient reductions and shards of `gacc-zero`;
+    * `gacc_step(state, batch, io, workspace)`: the gradient function
+      inlined (forward and backward), the gradients unscaled (loss
+      scaling), reduced over the ranks, their global norm and clipping, the
+      optimizer's update of each parameter written back in place as fused
+      elementwise updates (a 16-bit parameter's f32 master weights are
+      updated and rounded into it), and the loss scale's update;
     * `gacc_eval(state, batch, io, workspace)`: the forward pass only.
 
     Each argument carries its role as `gacc.arena`. The workspace arena is
     unused here: `gacc-plan-buffers` places the bufferized step's
     temporaries in it.
 
-    Per-step optimizer scalars (learning rate, bias corrections) come from
-    the io arena's `hyper` slot, computed by the runtime from the step
-    counter as torch.optim does. Both functions have C interfaces.
+    The update is the optimizer class's of the step's optimizer attribute
+    (passes/optimizers/: SGD with momentum, dampening, nesterov and weight
+    decay; AdamW with decoupled weight decay), with its state slots keeping
+    torch.optim's names. Its per-step scalars (the scheduled learning rate,
+    bias corrections) are read from io slots `hyper.<name>`, which the
+    runtime fills by name each step from the step counter, as torch.optim
+    computes them. Both functions have C interfaces.
+
+    With `#gacc.zero`, the collectives of `gacc-zero` (ZeroCollectives.h)
+    are placed here as the step is built, not by a pass of their own: they
+    change the types inside it. A ZeRO-3 parameter is gathered from its
+    shard in place of each read inside the inlined model (`gacc.load` has
+    the whole parameter's type); each gradient is reduced after it is
+    unscaled and before the norm, and stage 1 keeps the rank's own whole
+    gradient in its slot while the update runs on shards. A pass before
+    this one would reduce before unscaling (other numbers); a pass after
+    would find the step ill-typed without them.
 
     ```mlir
     func.func @gacc_step(%state: memref<?xi8> {gacc.arena = "state"},

@@ -11,14 +11,23 @@ using namespace mlir::gacc;
 
 int64_t Slot::bytes() const { return getStaticByteSize(type).value_or(0); }
 
-const Slot &ArenaLayout::add(StringRef name, RankedTensorType type,
-                             RankedTensorType unsharded) {
+const Slot &ArenaLayout::place(StringRef name, RankedTensorType type,
+                               RankedTensorType unsharded, int64_t alignment) {
   Slot slot{name.str(), type,
-            static_cast<int64_t>(llvm::alignTo(bytes, kSlotAlignment)),
-            unsharded};
+            static_cast<int64_t>(llvm::alignTo(bytes, alignment)), unsharded};
   bytes = slot.offset + slot.bytes();
   slots.push_back(slot);
   return slots.back();
+}
+
+const Slot &ArenaLayout::add(StringRef name, RankedTensorType type,
+                             RankedTensorType unsharded) {
+  return place(name, type, unsharded, kSlotAlignment);
+}
+
+const Slot &ArenaLayout::addPacked(StringRef name, RankedTensorType type) {
+  return place(name, type, {},
+               llvm::divideCeil(type.getElementTypeBitWidth(), 8));
 }
 
 const Slot *ArenaLayout::find(StringRef name) const {
@@ -42,12 +51,14 @@ FailureOr<StepLayout> gacc::computeStepLayout(TrainStepOp step) {
              << ", but compiled steps need every parameter in one type ("
              << layout.element << ")";
 
-  if (auto sgd = dyn_cast<SGDAttr>(step.getOptimizer())) {
-    if (!sgd.getMomentum().isZero())
-      layout.optimizerSlots.push_back("momentum_buffer");
-  } else {
-    layout.optimizerSlots = {"exp_avg", "exp_avg_sq"};
-  }
+  FailureOr<const Optimizer *> optimizer = lookupOptimizer(step);
+  if (failed(optimizer))
+    return failure();
+  layout.optimizer = *optimizer;
+  for (StringRef slot : layout.optimizer->getStateSlots(step.getOptimizer()))
+    layout.optimizerSlots.push_back(slot.str());
+  for (StringRef name : layout.optimizer->getStepScalars(step.getOptimizer()))
+    layout.stepScalars.push_back(name.str());
 
   ZeroAttr zero = step.getEffectiveZero();
   FailureOr<llvm::StringSet<>> low = lowPrecisionParams(step);
@@ -88,7 +99,8 @@ FailureOr<StepLayout> gacc::computeStepLayout(TrainStepOp step) {
   for (InputOp input : module.getOps<InputOp>())
     layout.batch.add(input.getSymName(), input.getTensorType());
 
-  layout.io.add("hyper", RankedTensorType::get({kHyperCount}, layout.element));
+  for (const std::string &name : layout.stepScalars)
+    layout.io.addPacked(hyperSlotName(name), scalar);
   func::FuncOp model = step.getModelFunc();
   layout.io.add("loss", cast<RankedTensorType>(model.getResultTypes()[0]));
   layout.io.add("grad_norm", scalar);

@@ -12,6 +12,7 @@
 #define GACC_PASSES_STEPLAYOUT_H
 
 #include "dialects/gacc/GaccOps.h"
+#include "passes/optimizers/Optimizer.h"
 #include <string>
 
 namespace mlir::gacc {
@@ -19,11 +20,12 @@ namespace mlir::gacc {
 /// Offsets are multiples of this, so every tensor is cache-line aligned.
 inline constexpr int64_t kSlotAlignment = 64;
 
-/// Optimizer scalars the runtime computes from the step counter each step
-/// (like torch.optim does on the host), in the io arena's "hyper" slot.
-///   SGD:   [lr, momentum coefficient, gradient coefficient, unused]
-///   AdamW: [1 - lr·weight_decay, lr / (1 - β1^t), sqrt(1 - β2^t), unused]
-inline constexpr int64_t kHyperCount = 4;
+/// The io slot of the optimizer's per-step scalar "<name>" (see
+/// optimizers/Optimizer.h), which the runtime computes each step.
+inline constexpr llvm::StringLiteral kHyperPrefix = "hyper.";
+inline std::string hyperSlotName(StringRef scalar) {
+  return (kHyperPrefix + scalar).str();
+}
 
 /// Dynamic loss scaling keeps the scale and the count of good steps since
 /// it last changed in the state arena (checkpoints keep them), and reports
@@ -54,13 +56,20 @@ struct ArenaLayout {
   int64_t bytes = 0;
   const Slot &add(StringRef name, RankedTensorType type,
                   RankedTensorType unsharded = {});
+  /// Adds `name` right after the previous slot, aligned to its element
+  /// only: small scalars that share a cache line.
+  const Slot &addPacked(StringRef name, RankedTensorType type);
   const Slot *find(StringRef name) const;
+
+private:
+  const Slot &place(StringRef name, RankedTensorType type,
+                    RankedTensorType unsharded, int64_t alignment);
 };
 
 struct StepLayout {
   /// Parameters by name; gradients "grad.<name>"; optimizer state
-  /// "<slot>.<name>" with torch.optim's slot names: "momentum_buffer" (SGD
-  /// with momentum), "exp_avg" and "exp_avg_sq" (AdamW); with loss scaling,
+  /// "<slot>.<name>" for each of the optimizer's state slots, which keep
+  /// torch.optim's names ("momentum_buffer", "exp_avg"); with loss scaling,
   /// kLossScaleSlot and kGrowthTrackerSlot. In mixed precision, a parameter
   /// the model reads only in 16 bits (lowPrecisionParams) keeps its weight
   /// and gradient in 16 bits and its f32 master weight as optimizer state,
@@ -70,13 +79,17 @@ struct StepLayout {
   ArenaLayout state;
   /// Inputs by name (this rank's examples).
   ArenaLayout batch;
-  /// "hyper" (kHyperCount scalars), "loss", "grad_norm", "step" (the step
-  /// counter, i64, which seeds dropout), then the model's further results as
-  /// "output.<i>"; with loss scaling, kFoundInfSlot after "grad_norm"; on
-  /// several ranks, kRankSlot (i64) after "step".
+  /// The optimizer's per-step scalars (hyperSlotName, packed into the first
+  /// cache line), "loss", "grad_norm", "step" (the step counter, i64, which
+  /// seeds dropout), then the model's further results as "output.<i>"; with
+  /// loss scaling, kFoundInfSlot after "grad_norm"; on several ranks,
+  /// kRankSlot (i64) after "step".
   ArenaLayout io;
-  /// The optimizer's state slot names, in order.
+  /// The step's optimizer.
+  const Optimizer *optimizer = nullptr;
+  /// Its state slot names and per-step scalar names, in order.
   SmallVector<std::string> optimizerSlots;
+  SmallVector<std::string> stepScalars;
   /// The element type every parameter shares.
   Type element;
 };

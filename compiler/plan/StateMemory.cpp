@@ -3,23 +3,15 @@
 
 #include "compiler/plan/StateMemory.h"
 #include "dialects/gacc/GaccShapes.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
 using namespace mlir;
 using namespace mlir::gacc;
 
-static int64_t optimizerSlots(Attribute optimizer) {
-  return llvm::TypeSwitch<Attribute, int64_t>(optimizer)
-      .Case([](SGDAttr sgd) { return sgd.getMomentum().isZero() ? 0 : 1; })
-      .Case([](AdamWAttr) { return 2; })
-      .Default([](Attribute) { return 0; });
-}
-
 gacc::StateMemory gacc::computeStateMemory(TrainStepOp step,
                                            const StepLayout &layout) {
   StateMemory memory;
-  memory.optimizerSlots = optimizerSlots(step.getOptimizer());
+  memory.optimizerSlots = static_cast<int64_t>(layout.optimizerSlots.size());
   auto module = step->getParentOfType<ModuleOp>();
   for (ParamOp param : module.getOps<ParamOp>()) {
     ++memory.parameterCount;

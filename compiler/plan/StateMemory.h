@@ -19,7 +19,7 @@ struct StateMemory {
   int64_t parameterElements = 0;
   int64_t parameterBytes = 0;
   int64_t gradientBytes = 0;
-  /// Optimizer slots per parameter element: SGD momentum 1, AdamW 2.
+  /// Optimizer state slots per parameter (SGD with momentum 1, AdamW 2).
   int64_t optimizerSlots = 0;
   int64_t optimizerBytes = 0;
 };

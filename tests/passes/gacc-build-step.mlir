@@ -102,3 +102,39 @@ gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1>
 // CHECK-NOT: gacc.dropout
 // CHECK: return
 
+
+// -----
+
+// The optimizer's per-step scalars are io slots of their own, packed into
+// the first cache line and filled by the runtime by name: SGD with momentum
+// reads "lr", "momentum_coefficient" and "gradient_coefficient"
+// (hyper.<name>); its state is the momentum buffer after the gradient.
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1, momentum = 0.9>
+// CHECK-LABEL: func.func @gacc_step
+// CHECK: %[[W:.*]] = bufferization.to_tensor
+// CHECK: %[[GRAD:.*]] = gacc.broadcast
+// CHECK: memref.view %arg2[%c0{{.*}}][] : memref<?xi8> to memref<f32>
+// CHECK-NEXT: %[[LR:.*]] = bufferization.to_tensor
+// CHECK-NEXT: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT: memref.view %arg2[%[[C4]]][] : memref<?xi8> to memref<f32>
+// CHECK-NEXT: %[[MOMENTUM:.*]] = bufferization.to_tensor
+// CHECK-NEXT: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-NEXT: memref.view %arg2[%[[C8]]][] : memref<?xi8> to memref<f32>
+// CHECK-NEXT: %[[DAMPENED:.*]] = bufferization.to_tensor
+// The loss stays at 64, grad_norm at 128.
+// CHECK: memref.view %arg2[%c128{{.*}}][] : memref<?xi8> to memref<f32>
+// CHECK: memref.view %arg0[%c128{{.*}}][] : memref<?xi8> to memref<3xf32>
+// CHECK-NEXT: %[[OLD:.*]] = bufferization.to_tensor
+// CHECK-NEXT: %[[G:.*]] = gacc.mul %[[GRAD]], %[[DAMPENED]]
+// CHECK-NEXT: %[[B:.*]] = gacc.mul %[[OLD]], %[[MOMENTUM]]
+// CHECK-NEXT: %[[BUFFER:.*]] = gacc.add %[[B]], %[[G]]
+// CHECK: bufferization.materialize_in_destination %[[BUFFER]]
+// CHECK: %[[STEP:.*]] = gacc.mul %[[BUFFER]], %[[LR]]
+// CHECK-NEXT: gacc.sub %[[W]], %[[STEP]]
+// CHECK: return

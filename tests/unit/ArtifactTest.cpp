@@ -30,7 +30,9 @@ Artifact example() {
   labels.classes = 10;
   labels.ignoreIndex = -100;
   m.inputs.push_back(labels);
-  m.hyper = slot("hyper", DType::F32, {4}, 0);
+  m.hyper = {slot("weight_decay_factor", DType::F32, {}, 0),
+             slot("step_size", DType::F32, {}, 4),
+             slot("bias_correction2_sqrt", DType::F32, {}, 8)};
   m.loss = slot("loss", DType::F32, {}, 64);
   m.gradNorm = slot("grad_norm", DType::F32, {}, 96);
   m.step = slot("step", DType::I64, {}, 192);
@@ -40,9 +42,10 @@ Artifact example() {
   m.ioBytes = 448;
   m.workspaceBytes = 4096;
   m.batchSize = 4;
-  m.optimizer.kind = OptimizerConfig::AdamW;
+  m.optimizer.kind = "adamw";
   m.optimizer.lr = 3e-4;
-  m.optimizer.weightDecay = 0.1;
+  m.optimizer.hyperparameters = {
+      {"beta1", 0.9}, {"beta2", 0.999}, {"eps", 1e-8}, {"weight_decay", 0.1}};
   m.schedule.kind = ScheduleConfig::WarmupCosine;
   m.schedule.warmupSteps = 10;
   m.schedule.totalSteps = 100;
@@ -78,8 +81,12 @@ TEST(Artifact, RoundTrip) {
   EXPECT_EQ(m.step.dtype, DType::I64);
   EXPECT_EQ(m.outputs[0].shape, (std::vector<int64_t>{4, 10}));
   EXPECT_EQ(m.workspaceBytes, 4096);
-  EXPECT_EQ(m.optimizer.kind, OptimizerConfig::AdamW);
+  EXPECT_EQ(m.optimizer.kind, "adamw");
   EXPECT_EQ(m.optimizer.lr, 3e-4);
+  EXPECT_EQ(m.optimizer.hyperparameters, in.model.optimizer.hyperparameters);
+  ASSERT_EQ(m.hyper.size(), 3u);
+  EXPECT_EQ(m.hyper[1].name, "step_size");
+  EXPECT_EQ(m.hyper[1].offset, 4);
   EXPECT_EQ(m.schedule.kind, ScheduleConfig::WarmupCosine);
   EXPECT_EQ(m.schedule.totalSteps, 100u);
   EXPECT_EQ(m.gradClipNorm, 1.0);
@@ -110,9 +117,9 @@ TEST(Artifact, WrongMagicVersionOrTargetIsRefused) {
   EXPECT_EQ(parse(other).message(),
             "m.gacc: not a gacc artifact (no GACCART magic)");
   other = bytes;
-  other[8] = 2;
+  other[8] = 1;
   EXPECT_EQ(parse(other).message(),
-            "m.gacc: artifact format version 2, this runtime reads version 1: "
+            "m.gacc: artifact format version 1, this runtime reads version 2: "
             "compile it again");
   EXPECT_EQ(parse(bytes, "cuda").message(),
             "m.gacc: compiled for target 'cpu', not 'cuda'");
@@ -141,6 +148,20 @@ TEST(Artifact, SlotsOutsideTheirArenaAreRefused) {
   Status status = parse(serializeArtifact(artifact));
   EXPECT_EQ(status.message(),
             "m.gacc: malformed header: 'grad.w' lies outside its arena");
+}
+
+TEST(Artifact, ScalarsTheRuntimeCannotComputeAreRefused) {
+  Artifact artifact = example();
+  artifact.model.hyper[1].name = "momentum_coefficient";
+  EXPECT_EQ(parse(serializeArtifact(artifact)).message(),
+            "m.gacc: malformed header: the step reads the per-step scalar "
+            "'momentum_coefficient', which this runtime does not compute for "
+            "optimizer 'adamw'");
+  artifact = example();
+  artifact.model.optimizer.hyperparameters.erase("beta2");
+  EXPECT_EQ(parse(serializeArtifact(artifact)).message(),
+            "m.gacc: malformed header: optimizer 'adamw' has no "
+            "hyperparameter 'beta2'");
 }
 
 TEST(Artifact, WriteIsAtomicAndReadable) {

@@ -32,29 +32,83 @@ TEST(Schedule, WarmupThenCosine) {
   EXPECT_DOUBLE_EQ(scheduledLearningRate(cosine, 1.0, 1000), 0.01);
 }
 
+namespace {
+/// The value of the scalar `name` of `optimizer` at step `step`.
+double scalar(const OptimizerConfig &optimizer, double lr, uint64_t step,
+              const std::string &name) {
+  StepScalars scalars;
+  EXPECT_TRUE(optimizerScalars(optimizer, lr, step, scalars).ok());
+  for (const auto &[known, value] : scalars)
+    if (known == name)
+      return value;
+  ADD_FAILURE() << "no scalar " << name;
+  return 0.0;
+}
+
+OptimizerConfig adamw(double weightDecay) {
+  return {"adamw", 1e-3,
+          {{"beta1", 0.9}, {"beta2", 0.999}, {"eps", 1e-8},
+           {"weight_decay", weightDecay}}};
+}
+} // namespace
+
 TEST(OptimizerScalars, AdamWBiasCorrectionAsTorch) {
-  OptimizerConfig adamw;
-  adamw.kind = OptimizerConfig::AdamW;
-  adamw.weightDecay = 0.1;
-  auto h = optimizerScalars(adamw, 1e-3, 0); // step t = 1
-  EXPECT_DOUBLE_EQ(h[0], 1.0 - 1e-3 * 0.1);
-  EXPECT_DOUBLE_EQ(h[1], 1e-3 / (1.0 - 0.9));
-  EXPECT_DOUBLE_EQ(h[2], std::sqrt(1.0 - 0.999));
-  h = optimizerScalars(adamw, 1e-3, 9); // t = 10
-  EXPECT_DOUBLE_EQ(h[1], 1e-3 / (1.0 - std::pow(0.9, 10)));
+  OptimizerConfig optimizer = adamw(0.1);
+  // Step t = 1.
+  EXPECT_DOUBLE_EQ(scalar(optimizer, 1e-3, 0, "weight_decay_factor"),
+                   1.0 - 1e-3 * 0.1);
+  EXPECT_DOUBLE_EQ(scalar(optimizer, 1e-3, 0, "step_size"), 1e-3 / (1.0 - 0.9));
+  EXPECT_DOUBLE_EQ(scalar(optimizer, 1e-3, 0, "bias_correction2_sqrt"),
+                   std::sqrt(1.0 - 0.999));
+  // t = 10.
+  EXPECT_DOUBLE_EQ(scalar(optimizer, 1e-3, 9, "step_size"),
+                   1e-3 / (1.0 - std::pow(0.9, 10)));
 }
 
 TEST(OptimizerScalars, SgdFirstStepCopiesTheGradient) {
-  OptimizerConfig sgd;
-  sgd.momentum = 0.9;
-  sgd.dampening = 0.1;
-  auto first = optimizerScalars(sgd, 0.5, 0);
-  EXPECT_EQ(first[0], 0.5);
-  EXPECT_EQ(first[1], 0.0); // buffer = gradient
-  EXPECT_EQ(first[2], 1.0);
-  auto later = optimizerScalars(sgd, 0.5, 3);
-  EXPECT_EQ(later[1], 0.9);
-  EXPECT_DOUBLE_EQ(later[2], 0.9);
+  OptimizerConfig sgd{"sgd", 0.5, {{"momentum", 0.9}, {"dampening", 0.1}}};
+  EXPECT_EQ(scalar(sgd, 0.5, 0, "lr"), 0.5);
+  EXPECT_EQ(scalar(sgd, 0.5, 0, "momentum_coefficient"), 0.0); // buffer = g
+  EXPECT_EQ(scalar(sgd, 0.5, 0, "gradient_coefficient"), 1.0);
+  EXPECT_EQ(scalar(sgd, 0.5, 3, "momentum_coefficient"), 0.9);
+  EXPECT_DOUBLE_EQ(scalar(sgd, 0.5, 3, "gradient_coefficient"), 0.9);
+}
+
+TEST(OptimizerScalars, EveryOptimizerHasTheScheduledRate) {
+  OptimizerConfig other{"an_optimizer_without_a_formula", 0.1, {}};
+  EXPECT_EQ(scalar(other, 0.05, 7, "lr"), 0.05);
+  EXPECT_EQ(scalar(adamw(0.0), 0.05, 7, "lr"), 0.05);
+}
+
+TEST(OptimizerScalars, MissingHyperparametersAreNamed) {
+  OptimizerConfig sgd{"sgd", 0.5, {{"momentum", 0.9}}};
+  StepScalars scalars;
+  EXPECT_EQ(optimizerScalars(sgd, 0.5, 0, scalars).message(),
+            "optimizer 'sgd' has no hyperparameter 'dampening'");
+}
+
+TEST(OptimizerScalars, WrittenIntoTheirSlotsByName) {
+  ModelInfo model;
+  model.optimizer = adamw(0.1);
+  // In any order, of any float type; the io bytes around them untouched.
+  model.hyper = {{"step_size", DType::F64, {}, 8},
+                 {"lr", DType::F32, {}, 0},
+                 {"bias_correction2_sqrt", DType::F32, {}, 4}};
+  alignas(8) std::byte io[24];
+  std::memset(io, 0xab, sizeof(io));
+  ASSERT_TRUE(writeOptimizerScalars(model, 2e-3, 0, io).ok());
+  EXPECT_EQ(loadElement(DType::F32, io, 0), static_cast<float>(2e-3));
+  EXPECT_EQ(loadElement(DType::F32, io + 4, 0),
+            static_cast<float>(std::sqrt(1.0 - 0.999)));
+  EXPECT_EQ(loadElement(DType::F64, io + 8, 0), 2e-3 / (1.0 - 0.9));
+  EXPECT_EQ(io[16], std::byte{0xab});
+  EXPECT_TRUE(checkOptimizerScalars(model).ok());
+
+  model.hyper.push_back({"momentum_coefficient", DType::F32, {}, 16});
+  EXPECT_EQ(writeOptimizerScalars(model, 2e-3, 0, io).message(),
+            "the step reads the per-step scalar 'momentum_coefficient', which "
+            "this runtime does not compute for optimizer 'adamw'");
+  EXPECT_FALSE(checkOptimizerScalars(model).ok());
 }
 
 TEST(Npy, RoundTripAndErrors) {

@@ -2,6 +2,7 @@
 
 #include "gacc/runtime/Artifact.h"
 #include "gacc/runtime/File.h"
+#include "gacc/runtime/Optimizer.h"
 
 #include <nlohmann/json.hpp>
 
@@ -68,10 +69,6 @@ constexpr Names<InputKind, 4> kInputKinds = {{
     {InputKind::Labels, "labels"},
     {InputKind::Tokens, "tokens"},
     {InputKind::Mask, "mask"},
-}};
-constexpr Names<OptimizerConfig::Kind, 2> kOptimizers = {{
-    {OptimizerConfig::SGD, "sgd"},
-    {OptimizerConfig::AdamW, "adamw"},
 }};
 constexpr Names<ScheduleConfig::Kind, 2> kSchedules = {{
     {ScheduleConfig::Constant, "constant"},
@@ -171,6 +168,24 @@ std::vector<TensorSlot> slotsFrom(const Json &json) {
   return slots;
 }
 
+/// The optimizer's kind, learning rate and other hyperparameters (numbers;
+/// booleans as 0 or 1).
+OptimizerConfig optimizerFrom(const Json &json) {
+  OptimizerConfig optimizer;
+  optimizer.kind = json.at("kind").get<std::string>();
+  optimizer.lr = json.at("lr").get<double>();
+  for (const auto &[name, value] : json.items()) {
+    if (name == "kind" || name == "lr")
+      continue;
+    if (!value.is_number() && !value.is_boolean())
+      throw Malformed{"optimizer hyperparameter '" + name +
+                      "' is not a number"};
+    optimizer.hyperparameters[name] =
+        value.is_boolean() ? double(value.get<bool>()) : value.get<double>();
+  }
+  return optimizer;
+}
+
 Json modelJson(const ModelInfo &model) {
   Json params = Json::array();
   for (const Parameter &param : model.params) {
@@ -191,13 +206,16 @@ Json modelJson(const ModelInfo &model) {
       entry["ignore_index"] = *input.ignoreIndex;
     inputs.push_back(entry);
   }
-  const OptimizerConfig &opt = model.optimizer;
+  Json optimizer = {{"kind", model.optimizer.kind},
+                    {"lr", model.optimizer.lr}};
+  for (const auto &[name, value] : model.optimizer.hyperparameters)
+    optimizer[name] = value;
   Json json = {
       {"params", params},
       {"grads", slotsJson(model.grads)},
       {"optimizer_state", slotsJson(model.optimizerState)},
       {"inputs", inputs},
-      {"hyper", slotJson(model.hyper)},
+      {"hyper", slotsJson(model.hyper)},
       {"loss", slotJson(model.loss)},
       {"grad_norm", slotJson(model.gradNorm)},
       {"step", slotJson(model.step)},
@@ -210,16 +228,7 @@ Json modelJson(const ModelInfo &model) {
       {"batch_size", model.batchSize},
       {"ranks", model.ranks},
       {"zero_stage", model.zeroStage},
-      {"optimizer",
-       {{"kind", nameOf(kOptimizers, opt.kind)},
-        {"lr", opt.lr},
-        {"momentum", opt.momentum},
-        {"dampening", opt.dampening},
-        {"weight_decay", opt.weightDecay},
-        {"nesterov", opt.nesterov},
-        {"beta1", opt.beta1},
-        {"beta2", opt.beta2},
-        {"eps", opt.eps}}},
+      {"optimizer", optimizer},
       {"schedule",
        {{"kind", nameOf(kSchedules, model.schedule.kind)},
         {"warmup_steps", model.schedule.warmupSteps},
@@ -261,7 +270,7 @@ ModelInfo modelFrom(const Json &json) {
       described.ignoreIndex = integerAt<int64_t>(input, "ignore_index");
     model.inputs.push_back(described);
   }
-  model.hyper = slotFrom(json.at("hyper"));
+  model.hyper = slotsFrom(json.at("hyper"));
   model.loss = slotFrom(json.at("loss"));
   model.gradNorm = slotFrom(json.at("grad_norm"));
   model.step = slotFrom(json.at("step"));
@@ -283,16 +292,7 @@ ModelInfo modelFrom(const Json &json) {
     throw Malformed{"bad ranks or ZeRO stage"};
   if (json.contains("rank"))
     model.rank = slotFrom(json.at("rank"));
-  const Json &opt = json.at("optimizer");
-  model.optimizer.kind = valueOf(kOptimizers, opt, "kind");
-  model.optimizer.lr = opt.at("lr").get<double>();
-  model.optimizer.momentum = opt.at("momentum").get<double>();
-  model.optimizer.dampening = opt.at("dampening").get<double>();
-  model.optimizer.weightDecay = opt.at("weight_decay").get<double>();
-  model.optimizer.nesterov = opt.at("nesterov").get<bool>();
-  model.optimizer.beta1 = opt.at("beta1").get<double>();
-  model.optimizer.beta2 = opt.at("beta2").get<double>();
-  model.optimizer.eps = opt.at("eps").get<double>();
+  model.optimizer = optimizerFrom(json.at("optimizer"));
   const Json &schedule = json.at("schedule");
   model.schedule.kind = valueOf(kSchedules, schedule, "kind");
   model.schedule.warmupSteps = integerAt<uint64_t>(schedule, "warmup_steps");
@@ -323,9 +323,12 @@ ModelInfo modelFrom(const Json &json) {
       inside(slot, model.stateBytes);
   for (const Input &input : model.inputs)
     inside(input.slot, model.batchBytes);
-  for (const TensorSlot *slot :
-       {&model.hyper, &model.loss, &model.gradNorm, &model.step})
+  for (const TensorSlot *slot : {&model.loss, &model.gradNorm, &model.step})
     inside(*slot, model.ioBytes);
+  for (const TensorSlot &slot : model.hyper)
+    inside(slot, model.ioBytes);
+  if (Status scalars = checkOptimizerScalars(model); !scalars)
+    throw Malformed{scalars.message()};
   for (const TensorSlot &slot : model.outputs)
     inside(slot, model.ioBytes);
   if (model.lossScaling) {

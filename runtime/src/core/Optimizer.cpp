@@ -23,18 +23,106 @@ double scheduledLearningRate(const ScheduleConfig &schedule, double lr,
          0.5 * (lr - schedule.minLr) * (1.0 + std::cos(M_PI * progress));
 }
 
-std::array<double, 4> optimizerScalars(const OptimizerConfig &optimizer,
-                                       double lr, uint64_t step) {
-  if (optimizer.kind == OptimizerConfig::SGD) {
-    bool first = step == 0;
-    return {lr, first ? 0.0 : optimizer.momentum,
-            first ? 1.0 : 1.0 - optimizer.dampening, 0.0};
+namespace {
+/// An optimizer's hyperparameters by name, noting the first one missing.
+class Hyperparameters {
+public:
+  explicit Hyperparameters(const OptimizerConfig &optimizer)
+      : optimizer(optimizer) {}
+  double operator()(const char *name) {
+    auto found = optimizer.hyperparameters.find(name);
+    if (found != optimizer.hyperparameters.end())
+      return found->second;
+    if (missing.empty())
+      missing = name;
+    return 0.0;
   }
+  const OptimizerConfig &optimizer;
+  std::string missing;
+};
+
+using Formula = void (*)(Hyperparameters &hyper, double lr, uint64_t step,
+                         StepScalars &scalars);
+
+void sgdScalars(Hyperparameters &hyper, double /*lr*/, uint64_t step,
+                StepScalars &scalars) {
+  bool first = step == 0;
+  double momentum = hyper("momentum"), dampening = hyper("dampening");
+  scalars.emplace_back("momentum_coefficient", first ? 0.0 : momentum);
+  scalars.emplace_back("gradient_coefficient", first ? 1.0 : 1.0 - dampening);
+}
+
+void adamwScalars(Hyperparameters &hyper, double lr, uint64_t step,
+                  StepScalars &scalars) {
   double t = static_cast<double>(step + 1);
-  double correction1 = 1.0 - std::pow(optimizer.beta1, t);
-  double correction2 = 1.0 - std::pow(optimizer.beta2, t);
-  return {1.0 - lr * optimizer.weightDecay, lr / correction1,
-          std::sqrt(correction2), 0.0};
+  double correction1 = 1.0 - std::pow(hyper("beta1"), t);
+  double correction2 = 1.0 - std::pow(hyper("beta2"), t);
+  scalars.emplace_back("weight_decay_factor",
+                       1.0 - lr * hyper("weight_decay"));
+  scalars.emplace_back("step_size", lr / correction1);
+  scalars.emplace_back("bias_correction2_sqrt", std::sqrt(correction2));
+}
+
+/// The formulas of the optimizers with per-step scalars besides "lr".
+struct OptimizerFormula {
+  const char *kind;
+  Formula formula;
+};
+constexpr OptimizerFormula kFormulas[] = {
+    {"sgd", sgdScalars},
+    {"adamw", adamwScalars},
+};
+} // namespace
+
+Status optimizerScalars(const OptimizerConfig &optimizer, double lr,
+                        uint64_t step, StepScalars &scalars) {
+  scalars.assign({{"lr", lr}});
+  Hyperparameters hyper(optimizer);
+  for (const OptimizerFormula &entry : kFormulas)
+    if (optimizer.kind == entry.kind)
+      entry.formula(hyper, lr, step, scalars);
+  if (!hyper.missing.empty())
+    return Status::error("optimizer '" + optimizer.kind +
+                         "' has no hyperparameter '" + hyper.missing + "'");
+  return {};
+}
+
+/// The value of every slot of `model.hyper` at step `step`, in order.
+static Status slotValues(const ModelInfo &model, double lr, uint64_t step,
+                         std::vector<double> &values) {
+  StepScalars scalars;
+  if (Status status = optimizerScalars(model.optimizer, lr, step, scalars);
+      !status)
+    return status;
+  for (const TensorSlot &slot : model.hyper) {
+    auto found = std::find_if(
+        scalars.begin(), scalars.end(),
+        [&](const auto &scalar) { return scalar.first == slot.name; });
+    if (found == scalars.end())
+      return Status::error("the step reads the per-step scalar '" +
+                           slot.name +
+                           "', which this runtime does not compute for "
+                           "optimizer '" +
+                           model.optimizer.kind + "'");
+    values.push_back(found->second);
+  }
+  return {};
+}
+
+Status writeOptimizerScalars(const ModelInfo &model, double lr, uint64_t step,
+                             std::byte *io) {
+  std::vector<double> values;
+  if (Status status = slotValues(model, lr, step, values); !status)
+    return status;
+  for (size_t i = 0; i < values.size(); ++i)
+    storeElement(model.hyper[i].dtype, io + model.hyper[i].offset, 0,
+                 values[i]);
+  return {};
+}
+
+Status checkOptimizerScalars(const ModelInfo &model) {
+  std::vector<double> values;
+  return slotValues(model, model.optimizer.lr, 0, values);
 }
 
 } // namespace gacc::rt

@@ -36,8 +36,9 @@ namespace gacc::rt {
 
 inline constexpr char kArtifactMagic[8] = {'G', 'A', 'C', 'C',
                                            'A', 'R', 'T', '\0'};
-/// Bumped on any change a reader of the previous version cannot read.
-inline constexpr uint32_t kArtifactVersion = 1;
+/// Bumped on any change a reader of the previous version cannot read
+/// (2: the optimizer's per-step scalars and hyperparameters by name).
+inline constexpr uint32_t kArtifactVersion = 2;
 
 struct Artifact {
   /// "cpu" or "cuda".

@@ -12,6 +12,7 @@
 
 #include "gacc/runtime/Tensor.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,12 +64,16 @@ struct Input {
   std::optional<int64_t> ignoreIndex;
 };
 
+/// The optimizer, as the compiler's optimizer classes (passes/optimizers/)
+/// describe it.
 struct OptimizerConfig {
-  enum Kind { SGD, AdamW } kind = SGD;
+  /// Its name: "sgd", "adamw".
+  std::string kind;
+  /// The base learning rate, which a schedule scales.
   double lr = 0.0;
-  double momentum = 0.0, dampening = 0.0, weightDecay = 0.0;
-  bool nesterov = false;
-  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  /// The others by torch.optim's names ("momentum", "beta1", ...; booleans
+  /// as 0 or 1).
+  std::map<std::string, double> hyperparameters;
 };
 
 struct ScheduleConfig {
@@ -96,7 +101,11 @@ struct ModelInfo {
   /// Optimizer state slots ("exp_avg.<name>", ...).
   std::vector<TensorSlot> optimizerState;
   std::vector<Input> inputs;
-  TensorSlot hyper, loss, gradNorm;
+  /// The optimizer's per-step scalars (io), one slot each, named by the
+  /// scalar ("lr", "step_size", ...): the runtime computes them each step
+  /// (Optimizer.h).
+  std::vector<TensorSlot> hyper;
+  TensorSlot loss, gradNorm;
   /// The step counter (i64) the compiled step reads, e.g. to seed dropout.
   TensorSlot step;
   /// The model's further results ("output.1", ...), e.g. logits.

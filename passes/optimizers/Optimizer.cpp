@@ -1,0 +1,29 @@
+//===- Optimizer.cpp - the registry of optimizers -------------------------===//
+
+#include "passes/optimizers/Optimizer.h"
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+static ArrayRef<const Optimizer *> registeredOptimizers() {
+  static const Optimizer *const optimizers[] = {
+#define GACC_OPTIMIZER(Name) &get##Name##Optimizer(),
+#include "passes/optimizers/Optimizers.def"
+  };
+  return optimizers;
+}
+
+const Optimizer *gacc::lookupOptimizer(Attribute optimizer) {
+  for (const Optimizer *candidate : registeredOptimizers())
+    if (candidate->handles(optimizer))
+      return candidate;
+  return nullptr;
+}
+
+FailureOr<const Optimizer *> gacc::lookupOptimizer(TrainStepOp step) {
+  if (const Optimizer *optimizer = lookupOptimizer(step.getOptimizer()))
+    return optimizer;
+  return step.emitOpError("has optimizer ")
+         << step.getOptimizer()
+         << ", which no class in passes/optimizers implements";
+}

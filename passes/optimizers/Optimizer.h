@@ -1,0 +1,130 @@
+//===- Optimizer.h - the optimizers a compiled step updates with -*- C++ -*-===//
+//
+// One class per optimizer attribute of gacc.train_step (SGD.cpp, AdamW.cpp)
+// says what a compiled step needs of it: its hyperparameters by
+// torch.optim's names (what the artifact records for the runtime), its
+// per-parameter state (what the step layout allocates and checkpoints save,
+// by torch.optim's state names), the per-step scalars its update reads and
+// the update itself. Per-step scalars are what torch.optim computes on the
+// host from the step counter (the scheduled learning rate, bias
+// corrections): the runtime computes them by name each step
+// (runtime/src/core/Optimizer.cpp) and the step reads each from its own io
+// slot.
+//
+// Adding an optimizer: its attribute (dialects/gacc/GaccAttrs.td), a class in
+// a new file here with one GACC_OPTIMIZER line in Optimizers.def, and the
+// runtime's formula for its per-step scalars other than "lr".
+//
+//===----------------------------------------------------------------------===//
+#ifndef GACC_PASSES_OPTIMIZERS_OPTIMIZER_H
+#define GACC_PASSES_OPTIMIZERS_OPTIMIZER_H
+
+#include "dialects/gacc/GaccBuilders.h"
+
+namespace mlir::gacc {
+
+/// A hyperparameter as the runtime reads it (booleans as 0 or 1).
+struct Hyperparameter {
+  StringRef name;
+  double value;
+};
+
+/// The learning rate: a hyperparameter of every optimizer and the per-step
+/// scalar that the runtime provides for all (the scheduled rate).
+inline constexpr llvm::StringLiteral kLearningRate = "lr";
+
+/// What the update of one parameter reads and writes; gacc-build-step
+/// implements it over the arenas.
+class UpdateContext {
+public:
+  UpdateContext(TensorMath &math, Value finite) : math(math), finite(finite) {}
+  virtual ~UpdateContext() = default;
+
+  /// Builds at the update's place, in the parameters' element type.
+  TensorMath &math;
+  /// This parameter's state slot `name` (one of the optimizer's
+  /// getStateSlots) as the step found it.
+  virtual Value readState(StringRef name) = 0;
+  /// Writes this parameter's state slot `name`.
+  virtual void writeState(StringRef name, Value value) = 0;
+  /// The per-step scalar `name` (one of the optimizer's getStepScalars), a
+  /// rank-0 tensor.
+  virtual Value scalar(StringRef name) = 0;
+  /// `updated`, or `old` on a step that dynamic loss scaling skips because a
+  /// gradient was not finite.
+  Value unlessSkipped(Value updated, Value old) {
+    return finite ? math.select(finite, updated, old) : updated;
+  }
+
+private:
+  Value finite;
+};
+
+class Optimizer {
+public:
+  virtual ~Optimizer() = default;
+  /// How the artifact and the runtime name it: the attribute's mnemonic.
+  virtual StringRef getName() const = 0;
+  virtual bool handles(Attribute optimizer) const = 0;
+  /// Every hyperparameter of `optimizer`, by torch.optim's names
+  /// (kLearningRate first).
+  virtual SmallVector<Hyperparameter>
+  getHyperparameters(Attribute optimizer) const = 0;
+  /// The state kept per parameter, by torch.optim's names ("exp_avg"):
+  /// slot "<state>.<parameter>".
+  virtual SmallVector<StringRef> getStateSlots(Attribute optimizer) const = 0;
+  /// The per-step scalars the update reads: kLearningRate and those of the
+  /// optimizer's formula in the runtime.
+  virtual SmallVector<StringRef> getStepScalars(Attribute optimizer) const = 0;
+  /// The update of one parameter `param` (f32 weights: the parameter's own,
+  /// its master weights, or this rank's shard of either) by `grad` (unscaled
+  /// and clipped): writes the new state and returns the new weights.
+  virtual Value buildUpdate(Attribute optimizer, UpdateContext &context,
+                            Value param, Value grad) const = 0;
+};
+
+/// Implements Optimizer for the attribute class `AttrT`: subclasses define
+/// the typed hooks.
+template <typename AttrT>
+class OptimizerOf : public Optimizer {
+public:
+  StringRef getName() const final { return AttrT::getMnemonic(); }
+  bool handles(Attribute optimizer) const final {
+    return isa<AttrT>(optimizer);
+  }
+  SmallVector<Hyperparameter>
+  getHyperparameters(Attribute optimizer) const final {
+    return hyperparameters(cast<AttrT>(optimizer));
+  }
+  SmallVector<StringRef> getStateSlots(Attribute optimizer) const final {
+    return stateSlots(cast<AttrT>(optimizer));
+  }
+  SmallVector<StringRef> getStepScalars(Attribute optimizer) const final {
+    return stepScalars(cast<AttrT>(optimizer));
+  }
+  Value buildUpdate(Attribute optimizer, UpdateContext &context, Value param,
+                    Value grad) const final {
+    return update(cast<AttrT>(optimizer), context, param, grad);
+  }
+
+protected:
+  virtual SmallVector<Hyperparameter> hyperparameters(AttrT optimizer) const = 0;
+  virtual SmallVector<StringRef> stateSlots(AttrT optimizer) const = 0;
+  virtual SmallVector<StringRef> stepScalars(AttrT optimizer) const = 0;
+  virtual Value update(AttrT optimizer, UpdateContext &context, Value param,
+                       Value grad) const = 0;
+};
+
+/// Each registered optimizer (Optimizers.def).
+#define GACC_OPTIMIZER(Name) const Optimizer &get##Name##Optimizer();
+#include "passes/optimizers/Optimizers.def"
+
+/// The registered optimizer of the attribute `optimizer`, or null.
+const Optimizer *lookupOptimizer(Attribute optimizer);
+
+/// `lookupOptimizer`, or a diagnostic on `step` naming the attribute.
+FailureOr<const Optimizer *> lookupOptimizer(TrainStepOp step);
+
+} // namespace mlir::gacc
+
+#endif // GACC_PASSES_OPTIMIZERS_OPTIMIZER_H
