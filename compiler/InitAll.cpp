@@ -29,6 +29,7 @@
 #include "compiler/BufferizationInterfaces.h"
 #include "compiler/Pipelines.h"
 #include "compiler/conversion/Passes.h"
+#include "compiler/target/common/Passes.h"
 #include "compiler/target/cpu/Passes.h"
 #include "compiler/target/cuda/KernelCodegen.h"
 #include "compiler/target/cuda/Passes.h"
@@ -92,6 +93,7 @@ void mlir::gacc::registerAllPasses() {
   registerGaccCudaPasses();
   registerGaccPasses();
   registerGaccConversionPasses();
+  registerGaccCommonPasses();
   registerGaccCpuPasses();
   registerPipelines();
 }

@@ -2,6 +2,7 @@
 
 #include "compiler/Pipelines.h"
 #include "compiler/conversion/Passes.h"
+#include "compiler/target/common/Passes.h"
 #include "compiler/target/cpu/Passes.h"
 #include "compiler/target/cuda/KernelCodegen.h"
 #include "compiler/target/cuda/Passes.h"
@@ -41,13 +42,13 @@ void gacc::buildTrainingPipeline(OpPassManager &pm,
 void gacc::buildGaccToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createConvertGaccToLinalg());
   // Elementwise chains (optimizer updates, activations, their derivatives)
-  // become single loops; matmuls stay whole for BLAS.
+  // become single loops; contractions stay named for the target to lower.
   pm.addPass(createFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
 
-void gacc::buildCpuBufferizePipeline(OpPassManager &pm) {
+void gacc::buildBufferizePipeline(OpPassManager &pm) {
   pm.addPass(createAccumulateInPlace());
   pm.addPass(createSplitFills());
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -100,9 +101,9 @@ gacc::parseCodegenTarget(StringRef name, std::string &error) {
   return target;
 }
 
-LogicalResult gacc::buildCpuCodegenPipeline(OpPassManager &pm,
-                                            const CodegenTarget &target) {
-  buildCpuBufferizePipeline(pm);
+LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
+                                         const CodegenTarget &target) {
+  buildBufferizePipeline(pm);
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   switch (target.kind) {
@@ -150,7 +151,7 @@ LogicalResult gacc::buildCpuPipeline(OpPassManager &pm,
                                      const CodegenTarget &target) {
   buildTrainingPipeline(pm, options);
   buildGaccToLinalgPipeline(pm);
-  return buildCpuCodegenPipeline(pm, target);
+  return buildCodegenPipeline(pm, target);
 }
 
 void gacc::registerPipelines() {
@@ -162,17 +163,17 @@ void gacc::registerPipelines() {
                              "Lower gacc ops to fused linalg on tensors",
                              buildGaccToLinalgPipeline);
   PassPipelineRegistration<>(
-      "gacc-cpu-bufferize-pipeline",
+      "gacc-bufferize-pipeline",
       "Bufferize linalg on tensors and plan the step's temporaries",
-      buildCpuBufferizePipeline);
-  PassPipelineRegistration<CpuCodegenOptions>(
-      "gacc-cpu-codegen-pipeline",
+      buildBufferizePipeline);
+  PassPipelineRegistration<CodegenOptions>(
+      "gacc-codegen-pipeline",
       "Bufferize and lower linalg to the LLVM dialect",
-      [](OpPassManager &pm, const CpuCodegenOptions &options) {
+      [](OpPassManager &pm, const CodegenOptions &options) {
         CodegenTarget target;
         if (options.emulateCudaKernels)
           target.kind = StepTarget::CudaEmulated;
-        (void)buildCpuCodegenPipeline(pm, target);
+        (void)buildCodegenPipeline(pm, target);
       });
   PassPipelineRegistration<TrainingPipelineOptions>(
       "gacc-cpu-pipeline", "Compile a training step for the CPU, end to end",

@@ -6,10 +6,10 @@
 //   gacc-training-pipeline    gacc → step/eval functions over gacc ops
 //                             (autodiff, step builder, decomposition)
 //   gacc-to-linalg-pipeline   gacc → linalg/tensor/arith/math, fused
-//   gacc-cpu-bufferize-pipeline
-//                             in-place accumulators, bufferization, the
+//   gacc-bufferize-pipeline   in-place accumulators, bufferization, the
 //                             static memory plan (what `gacc plan` reads)
-//   gacc-cpu-codegen-pipeline the above, deallocation, loops, LLVM dialect
+//   gacc-codegen-pipeline     the above, deallocation, the target's
+//                             matmuls and kernels, loops, LLVM dialect
 //                             (emulate-cuda-kernels: the CUDA target's
 //                             kernels run on the CPU instead, for tests;
 //                             or, from C++, CUDA kernels and host code)
@@ -39,7 +39,7 @@ void buildDifferentiationPipeline(OpPassManager &pm);
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 void buildGaccToLinalgPipeline(OpPassManager &pm);
-void buildCpuBufferizePipeline(OpPassManager &pm);
+void buildBufferizePipeline(OpPassManager &pm);
 /// What a step's code runs on.
 enum class StepTarget {
   /// Loops and BLAS on the host.
@@ -69,7 +69,7 @@ StringRef targetName(StepTarget kind);
 FailureOr<CodegenTarget> parseCodegenTarget(StringRef name,
                                             std::string &error);
 
-struct CpuCodegenOptions : public PassPipelineOptions<CpuCodegenOptions> {
+struct CodegenOptions : public PassPipelineOptions<CodegenOptions> {
   Option<bool> emulateCudaKernels{
       *this, "emulate-cuda-kernels",
       llvm::cl::desc("Run the CUDA target's kernels (block and thread ids as "
@@ -78,8 +78,8 @@ struct CpuCodegenOptions : public PassPipelineOptions<CpuCodegenOptions> {
       llvm::cl::init(false)};
 };
 
-LogicalResult buildCpuCodegenPipeline(OpPassManager &pm,
-                                      const CodegenTarget &target = {});
+LogicalResult buildCodegenPipeline(OpPassManager &pm,
+                                   const CodegenTarget &target = {});
 LogicalResult buildCpuPipeline(OpPassManager &pm,
                                const TrainingPipelineOptions &options,
                                const CodegenTarget &target = {});

@@ -93,7 +93,7 @@ FailureOr<std::string> mlir::gacc::compileCudaKernels(
   options.step = stepName.str();
   buildTrainingPipeline(pm, options);
   buildGaccToLinalgPipeline(pm);
-  buildCpuBufferizePipeline(pm);
+  buildBufferizePipeline(pm);
   buildCudaKernelMappingPipeline(pm);
   if (failed(buildCudaKernelCompilationPipeline(pm, target.chip,
                                                 target.libdevice)) ||

@@ -10,8 +10,11 @@ def ConvertGaccToLinalg : Pass<"convert-gacc-to-linalg"> {
   let description = [{
     Every elementwise op (with NumPy broadcasting) becomes one
     `linalg.generic` whose indexing maps do the broadcasting, so elementwise
-    fusion can merge chains; reductions and matmuls become `linalg.generic`
-    ops with reduction iterators; shape ops become `tensor` ops;
+    fusion can merge chains; reductions become `linalg.generic` ops with
+    reduction iterators; matmuls become named contractions,
+    `linalg.contract` (its maps do the transposes and batch broadcasting,
+    f16/bf16 operands accumulate in f32), which stay named until a target
+    lowers them; shape ops become `tensor` ops;
     `gacc.constant` becomes `arith.constant`; collectives become calls of
     the runtime's communicator (`gacc_comm_all_reduce_<type>`,
     `..._reduce_scatter_<type>`, `..._all_gather_<type>`,

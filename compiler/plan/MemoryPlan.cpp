@@ -124,7 +124,7 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
   plan.communicatedElements = communicatedElements(*module);
   pm.clear();
   buildGaccToLinalgPipeline(pm);
-  buildCpuBufferizePipeline(pm);
+  buildBufferizePipeline(pm);
   if (failed(pm.run(*module)))
     return failure();
   ::gacc::rt::ModelInfo workspace;

@@ -14,18 +14,47 @@ func.func @add(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
-// A transposed, batch-broadcast matmul is one contraction.
+// A transposed, batch-broadcast matmul is one named contraction: its maps
+// do the transpose and the broadcast, and it starts from zeros.
 // CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-DAG: #[[RHS:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @matmul
 func.func @matmul(%x: tensor<2x3x4xf32>, %w: tensor<5x4xf32>) -> tensor<2x3x5xf32> {
-  // CHECK: linalg.fill
-  // CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-  // CHECK: arith.mulf
-  // CHECK: arith.addf
+  // CHECK: %[[Z:.*]] = linalg.fill
+  // CHECK: linalg.contract indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]] ins(%arg0, %arg1 : tensor<2x3x4xf32>, tensor<5x4xf32>) outs(%[[Z]] : tensor<2x3x5xf32>)
+  // CHECK-NOT: linalg.generic
   %y = gacc.matmul %x, %w transpose_rhs : tensor<2x3x4xf32>, tensor<5x4xf32> -> tensor<2x3x5xf32>
   return %y : tensor<2x3x5xf32>
+}
+
+// -----
+
+// A stretched batch dimension of size 1 reads no loop (the maps of
+// linalg.contract are projected permutations): it is collapsed away, and
+// the lhs reads batch loop d0 only, the rhs d1 only.
+// CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>
+// CHECK-DAG: #[[RHS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4, d3)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @stretched
+func.func @stretched(%q: tensor<2x1x8x4xf32>, %k: tensor<3x4x8xf32>) -> tensor<2x3x8x8xf32> {
+  // CHECK: %[[Q:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1, 2], [3]] : tensor<2x1x8x4xf32> into tensor<2x8x4xf32>
+  // CHECK: linalg.contract indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]] ins(%[[Q]], %arg1 : tensor<2x8x4xf32>, tensor<3x4x8xf32>)
+  %y = gacc.matmul %q, %k : tensor<2x1x8x4xf32>, tensor<3x4x8xf32> -> tensor<2x3x8x8xf32>
+  return %y : tensor<2x3x8x8xf32>
+}
+
+// -----
+
+// bf16 operands accumulate in f32 (the contraction widens them); the
+// result is rounded once.
+// CHECK-LABEL: func.func @bf16
+func.func @bf16(%x: tensor<8x4xbf16>, %w: tensor<8x2xbf16>) -> tensor<4x2xbf16> {
+  // CHECK: %[[C:.*]] = linalg.contract {{.*}} ins(%arg0, %arg1 : tensor<8x4xbf16>, tensor<8x2xbf16>) outs(%{{.*}} : tensor<4x2xf32>)
+  // CHECK: linalg.generic {{.*}} ins(%[[C]] : tensor<4x2xf32>) outs(%{{.*}} : tensor<4x2xbf16>)
+  // CHECK: arith.truncf %{{.*}} : f32 to bf16
+  %y = gacc.matmul %x, %w transpose_lhs : tensor<8x4xbf16>, tensor<8x2xbf16> -> tensor<4x2xbf16>
+  return %y : tensor<4x2xbf16>
 }
 
 // -----

@@ -2,10 +2,11 @@
 // gacc-cuda-emulate-launches (shared-memory tiles, barriers, per-thread
 // accumulators), equal plain loops exactly on small integers: edges that
 // are not multiples of the 64x64 tile or of 16, either operand transposed,
-// a broadcast batch, f16 operands accumulating in f32 (the tensor-core
-// kernel: its mma.sync computed lane by lane from the fragments' PTX
-// layouts), C accumulated into (C += A·B), and C's fill taken into the
-// kernel (C = v + A·B, C never read).
+// a broadcast batch, two batch loops of which each operand reads one, f16
+// operands accumulating in f32 (the tensor-core kernel: its mma.sync
+// computed lane by lane from the fragments' PTX layouts), C accumulated
+// into (C += A·B), and C's fill taken into the kernel (C = v + A·B, C
+// never read).
 // RUN: gacc-opt %s --gacc-cuda-tile-matmuls --gacc-cuda-emulate-launches \
 // RUN:   --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \
 // RUN:   --lower-affine --finalize-memref-to-llvm --convert-math-to-llvm \
@@ -15,15 +16,16 @@
 // RUN:   -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so \
 // RUN: | FileCheck %s
 
-// Also: the rewrite made kernels out of exactly the four matmuls, and took
-// in the two fills just before them (the references' stay).
+// Also: the rewrite made kernels out of exactly the five contractions, and
+// took in the two fills just before them (the references' stay).
 // RUN: gacc-opt %s --gacc-cuda-tile-matmuls | FileCheck %s --check-prefix=KERNELS
-// KERNELS-COUNT-4: gpu.launch blocks
+// KERNELS-COUNT-5: gpu.launch blocks
 // KERNELS-NOT: gpu.launch blocks
 // RUN: gacc-opt %s --gacc-cuda-tile-matmuls | grep -c linalg.fill | FileCheck %s --check-prefix=FILLS
 // FILLS: 2
 
 // CHECK: 0
+// CHECK-NEXT: 0
 // CHECK-NEXT: 0
 // CHECK-NEXT: 0
 // CHECK-NEXT: 0
@@ -36,6 +38,9 @@
 #bmk = affine_map<(b, m, n, k) -> (b, m, k)>
 #bkn = affine_map<(b, m, n, k) -> (k, n)>
 #bmn = affine_map<(b, m, n, k) -> (b, m, n)>
+#b0mk = affine_map<(b0, b1, m, n, k) -> (b0, m, k)>
+#b1kn = affine_map<(b0, b1, m, n, k) -> (b1, k, n)>
+#bbmn = affine_map<(b0, b1, m, n, k) -> (b0, b1, m, n)>
 #id2 = affine_map<(i, j) -> (i, j)>
 #id3 = affine_map<(i, j, k) -> (i, j, k)>
 #none2 = affine_map<(i, j) -> ()>
@@ -103,8 +108,27 @@ func.func @print_max_difference2(%a: memref<?x?xf32>, %b: memref<?x?xf32>) {
   return
 }
 
-// C += A·B^T, and its reference (the sum's operands swapped, which the
-// rewrite does not take for a matmul).
+func.func @print_max_difference3(%a: memref<?x?x?xf32>, %b: memref<?x?x?xf32>) {
+  %d = memref.alloc() : memref<f32>
+  %zero = arith.constant 0.0 : f32
+  memref.store %zero, %d[] : memref<f32>
+  linalg.generic {indexing_maps = [#id3, #id3, #none3], iterator_types = ["reduction", "reduction", "reduction"]}
+      ins(%a, %b : memref<?x?x?xf32>, memref<?x?x?xf32>) outs(%d : memref<f32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.subf %x, %y : f32
+    %e = math.absf %s : f32
+    %m = arith.maximumf %o, %e : f32
+    linalg.yield %m : f32
+  }
+  %v = memref.load %d[] : memref<f32>
+  call @printF32(%v) : (f32) -> ()
+  call @printNewline() : () -> ()
+  return
+}
+
+// C += A·B^T (a linalg.contract), and its reference: the same sum as a
+// linalg.generic, which the rewrite does not take (it takes named
+// contractions only).
 func.func @transposed_rhs() {
   %a = memref.alloc() : memref<70x20xf32>
   %b = memref.alloc() : memref<90x20xf32>
@@ -118,13 +142,8 @@ func.func @transposed_rhs() {
   call @fill2(%bd) : (memref<?x?xf32>) -> ()
   call @fill2(%cd) : (memref<?x?xf32>) -> ()
   call @fill2(%rd) : (memref<?x?xf32>) -> ()
-  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %b : memref<70x20xf32>, memref<90x20xf32>) outs(%c : memref<70x90xf32>) {
-  ^bb0(%p: f32, %q: f32, %o: f32):
-    %t = arith.mulf %p, %q : f32
-    %s = arith.addf %o, %t : f32
-    linalg.yield %s : f32
-  }
+  linalg.contract indexing_maps = [#mk, #nk, #mn]
+      ins(%a, %b : memref<70x20xf32>, memref<90x20xf32>) outs(%c : memref<70x90xf32>)
   linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : memref<70x20xf32>, memref<90x20xf32>) outs(%r : memref<70x90xf32>) {
   ^bb0(%p: f32, %q: f32, %o: f32):
@@ -164,15 +183,8 @@ func.func @transposed_lhs_f16() {
   %half = arith.constant 0.5 : f32
   linalg.fill ins(%half : f32) outs(%r : memref<130x17xf32>)
   linalg.fill ins(%half : f32) outs(%c : memref<130x17xf32>)
-  linalg.generic {indexing_maps = [#km, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %b : memref<33x130xf16>, memref<33x17xf16>) outs(%c : memref<130x17xf32>) {
-  ^bb0(%p: f16, %q: f16, %o: f32):
-    %pe = arith.extf %p : f16 to f32
-    %qe = arith.extf %q : f16 to f32
-    %t = arith.mulf %pe, %qe : f32
-    %s = arith.addf %o, %t : f32
-    linalg.yield %s : f32
-  }
+  linalg.contract indexing_maps = [#km, #kn, #mn]
+      ins(%a, %b : memref<33x130xf16>, memref<33x17xf16>) outs(%c : memref<130x17xf32>)
   linalg.generic {indexing_maps = [#km, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : memref<33x130xf16>, memref<33x17xf16>) outs(%r : memref<130x17xf32>) {
   ^bb0(%p: f16, %q: f16, %o: f32):
@@ -203,13 +215,8 @@ func.func @broadcast_batch() {
   call @fill2(%bd) : (memref<?x?xf32>) -> ()
   call @fill3(%cd) : (memref<?x?x?xf32>) -> ()
   call @fill3(%rd) : (memref<?x?x?xf32>) -> ()
-  linalg.generic {indexing_maps = [#bmk, #bkn, #bmn], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-      ins(%a, %b : memref<3x65x18xf32>, memref<18x66xf32>) outs(%c : memref<3x65x66xf32>) {
-  ^bb0(%p: f32, %q: f32, %o: f32):
-    %t = arith.mulf %p, %q : f32
-    %s = arith.addf %o, %t : f32
-    linalg.yield %s : f32
-  }
+  linalg.contract indexing_maps = [#bmk, #bkn, #bmn]
+      ins(%a, %b : memref<3x65x18xf32>, memref<18x66xf32>) outs(%c : memref<3x65x66xf32>)
   linalg.generic {indexing_maps = [#bmk, #bkn, #bmn], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a, %b : memref<3x65x18xf32>, memref<18x66xf32>) outs(%r : memref<3x65x66xf32>) {
   ^bb0(%p: f32, %q: f32, %o: f32):
@@ -217,20 +224,38 @@ func.func @broadcast_batch() {
     %s = arith.addf %t, %o : f32
     linalg.yield %s : f32
   }
-  %d = memref.alloc() : memref<f32>
-  %zero = arith.constant 0.0 : f32
-  memref.store %zero, %d[] : memref<f32>
-  linalg.generic {indexing_maps = [#id3, #id3, #none3], iterator_types = ["reduction", "reduction", "reduction"]}
-      ins(%c, %r : memref<3x65x66xf32>, memref<3x65x66xf32>) outs(%d : memref<f32>) {
-  ^bb0(%x: f32, %y: f32, %o: f32):
-    %s = arith.subf %x, %y : f32
-    %e = math.absf %s : f32
-    %m = arith.maximumf %o, %e : f32
-    linalg.yield %m : f32
+  call @print_max_difference3(%cd, %rd) : (memref<?x?x?xf32>, memref<?x?x?xf32>) -> ()
+  return
+}
+
+// C[b0, b1] += A[b0]·B[b1]: each operand reads one of the two batch loops
+// (blockIdx.z enumerates both), as the contraction of a matmul whose
+// operands' batch dimensions stretch ([2, 1, M, K] x [3, K, N]) reads them.
+func.func @two_batches() {
+  %a = memref.alloc() : memref<2x20x9xf32>
+  %b = memref.alloc() : memref<3x9x70xf32>
+  %c = memref.alloc() : memref<2x3x20x70xf32>
+  %r = memref.alloc() : memref<2x3x20x70xf32>
+  %c3 = memref.collapse_shape %c [[0, 1], [2], [3]] : memref<2x3x20x70xf32> into memref<6x20x70xf32>
+  %r3 = memref.collapse_shape %r [[0, 1], [2], [3]] : memref<2x3x20x70xf32> into memref<6x20x70xf32>
+  %ad = memref.cast %a : memref<2x20x9xf32> to memref<?x?x?xf32>
+  %bd = memref.cast %b : memref<3x9x70xf32> to memref<?x?x?xf32>
+  %cd = memref.cast %c3 : memref<6x20x70xf32> to memref<?x?x?xf32>
+  %rd = memref.cast %r3 : memref<6x20x70xf32> to memref<?x?x?xf32>
+  call @fill3(%ad) : (memref<?x?x?xf32>) -> ()
+  call @fill3(%bd) : (memref<?x?x?xf32>) -> ()
+  call @fill3(%cd) : (memref<?x?x?xf32>) -> ()
+  call @fill3(%rd) : (memref<?x?x?xf32>) -> ()
+  linalg.contract indexing_maps = [#b0mk, #b1kn, #bbmn]
+      ins(%a, %b : memref<2x20x9xf32>, memref<3x9x70xf32>) outs(%c : memref<2x3x20x70xf32>)
+  linalg.generic {indexing_maps = [#b0mk, #b1kn, #bbmn], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2x20x9xf32>, memref<3x9x70xf32>) outs(%r : memref<2x3x20x70xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %t = arith.mulf %p, %q : f32
+    %s = arith.addf %o, %t : f32
+    linalg.yield %s : f32
   }
-  %v = memref.load %d[] : memref<f32>
-  call @printF32(%v) : (f32) -> ()
-  call @printNewline() : () -> ()
+  call @print_max_difference3(%cd, %rd) : (memref<?x?x?xf32>, memref<?x?x?xf32>) -> ()
   return
 }
 
@@ -250,13 +275,8 @@ func.func @several_tiles() {
   %init = arith.constant 1.25 : f32
   linalg.fill ins(%init : f32) outs(%r : memref<200x150xf32>)
   linalg.fill ins(%init : f32) outs(%c : memref<200x150xf32>)
-  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %b : memref<200x800xf32>, memref<800x150xf32>) outs(%c : memref<200x150xf32>) {
-  ^bb0(%p: f32, %q: f32, %o: f32):
-    %t = arith.mulf %p, %q : f32
-    %s = arith.addf %o, %t : f32
-    linalg.yield %s : f32
-  }
+  linalg.contract indexing_maps = [#mk, #kn, #mn]
+      ins(%a, %b : memref<200x800xf32>, memref<800x150xf32>) outs(%c : memref<200x150xf32>)
   linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : memref<200x800xf32>, memref<800x150xf32>) outs(%r : memref<200x150xf32>) {
   ^bb0(%p: f32, %q: f32, %o: f32):
@@ -272,6 +292,7 @@ func.func @main() {
   call @transposed_rhs() : () -> ()
   call @transposed_lhs_f16() : () -> ()
   call @broadcast_batch() : () -> ()
+  call @two_batches() : () -> ()
   call @several_tiles() : () -> ()
   return
 }

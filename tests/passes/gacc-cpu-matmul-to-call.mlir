@@ -4,7 +4,8 @@
 #rhs = affine_map<(d0, d1, d2) -> (d1, d2)>
 #out = affine_map<(d0, d1, d2) -> (d0, d1)>
 
-// CHECK: func.func private @gacc_cpu_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i32, i32)
+// CHECK-DAG: func.func private @gacc_cpu_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i32, i32)
+// CHECK-DAG: func.func private @gacc_cpu_matmul_f16_f32(memref<*xf16>, memref<*xf16>, memref<*xf32>, i32, i32)
 // CHECK-LABEL: func.func @marked
 func.func @marked(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memref<4x5xf32>) {
   // CHECK-DAG: %[[A:.*]] = memref.cast %arg0 : memref<4x3xf32> to memref<*xf32>
@@ -13,7 +14,62 @@ func.func @marked(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memref<4x5xf32>)
   // CHECK-DAG: %[[NO:.*]] = arith.constant 0 : i32
   // CHECK-DAG: %[[YES:.*]] = arith.constant 1 : i32
   // CHECK: call @gacc_cpu_matmul_f32(%[[A]], %[[B]], %[[C]], %[[NO]], %[[YES]])
-  // CHECK-NOT: linalg.generic
+  // CHECK-NOT: linalg.contract
+  linalg.contract indexing_maps = [#lhs, #rhs, #out]
+      ins(%a, %b : memref<4x3xf32>, memref<5x3xf32>) outs(%c : memref<4x5xf32>)
+  return
+}
+
+// Any named contraction laid out as a matmul: linalg.matmul too.
+// CHECK-LABEL: func.func @named_matmul
+func.func @named_matmul(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %c: memref<4x5xf32>) {
+  // CHECK: %[[NO:.*]] = arith.constant 0 : i32
+  // CHECK: %[[NO2:.*]] = arith.constant 0 : i32
+  // CHECK: call @gacc_cpu_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[NO]], %[[NO2]])
+  linalg.matmul ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%c : memref<4x5xf32>)
+  return
+}
+
+// f16 operands accumulating into f32 (the contraction's cast widens them).
+// CHECK-LABEL: func.func @mixed
+func.func @mixed(%a: memref<4x3xf16>, %b: memref<5x3xf16>, %c: memref<4x5xf32>) {
+  // CHECK: call @gacc_cpu_matmul_f16_f32
+  linalg.contract indexing_maps = [#lhs, #rhs, #out]
+      ins(%a, %b : memref<4x3xf16>, memref<5x3xf16>) outs(%c : memref<4x5xf32>)
+  return
+}
+
+// Batch loops (b0, b1): the lhs reads b0 only, so it gets a unit dimension
+// for b1 (the runtime aligns batch dimensions from the end, as NumPy
+// does); the rhs reads b1 only, already aligned.
+// CHECK-LABEL: func.func @broadcast
+func.func @broadcast(%a: memref<2x4x3xf32>, %b: memref<6x3x5xf32>, %c: memref<2x6x4x5xf32>) {
+  // CHECK: %[[X:.*]] = memref.expand_shape %arg0 {{\[}}[0, 1], [2], [3]] output_shape [2, 1, 4, 3] : memref<2x4x3xf32> into memref<2x1x4x3xf32>
+  // CHECK: %[[A:.*]] = memref.cast %[[X]] : memref<2x1x4x3xf32> to memref<*xf32>
+  // CHECK: %[[B:.*]] = memref.cast %arg1 : memref<6x3x5xf32> to memref<*xf32>
+  // CHECK: call @gacc_cpu_matmul_f32(%[[A]], %[[B]],
+  linalg.contract indexing_maps = [affine_map<(b0, b1, m, n, k) -> (b0, m, k)>,
+                                   affine_map<(b0, b1, m, n, k) -> (b1, k, n)>,
+                                   affine_map<(b0, b1, m, n, k) -> (b0, b1, m, n)>]
+      ins(%a, %b : memref<2x4x3xf32>, memref<6x3x5xf32>) outs(%c : memref<2x6x4x5xf32>)
+  return
+}
+
+// Other element types keep the contraction.
+// CHECK-LABEL: func.func @half
+func.func @half(%a: memref<4x3xf16>, %b: memref<5x3xf16>, %c: memref<4x5xf16>) {
+  // CHECK: linalg.contract
+  linalg.contract indexing_maps = [#lhs, #rhs, #out]
+      ins(%a, %b : memref<4x3xf16>, memref<5x3xf16>) outs(%c : memref<4x5xf16>)
+  return
+}
+
+// A linalg.generic is not a named contraction, whatever its body computes:
+// it stays a loop (matmuls are recognized by op, never by body).
+// CHECK-LABEL: func.func @generic
+func.func @generic(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memref<4x5xf32>) {
+  // CHECK: linalg.generic
+  // CHECK-NOT: call
   linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %b : memref<4x3xf32>, memref<5x3xf32>) outs(%c : memref<4x5xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
@@ -24,30 +80,11 @@ func.func @marked(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memref<4x5xf32>)
   return
 }
 
-// Other element types keep their loops.
-// CHECK-LABEL: func.func @half
-func.func @half(%a: memref<4x3xf16>, %b: memref<5x3xf16>, %c: memref<4x5xf16>) {
-  // CHECK: linalg.generic
-  linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %b : memref<4x3xf16>, memref<5x3xf16>) outs(%c : memref<4x5xf16>) {
-  ^bb0(%x: f16, %y: f16, %acc: f16):
-    %p = arith.mulf %x, %y : f16
-    %s = arith.addf %acc, %p : f16
-    linalg.yield %s : f16
-  }
-  return
-}
-
-// A reduction that is not a matmul body stays a loop.
-// CHECK-LABEL: func.func @not_a_product
-func.func @not_a_product(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memref<4x5xf32>) {
-  // CHECK: linalg.generic
-  linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %b : memref<4x3xf32>, memref<5x3xf32>) outs(%c : memref<4x5xf32>) {
-  ^bb0(%x: f32, %y: f32, %acc: f32):
-    %p = arith.addf %x, %y : f32
-    %s = arith.addf %acc, %p : f32
-    linalg.yield %s : f32
-  }
+// A contraction whose C is not laid out (batch..., m, n) keeps its loops.
+// CHECK-LABEL: func.func @transposed_result
+func.func @transposed_result(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memref<5x4xf32>) {
+  // CHECK: linalg.contract
+  linalg.contract indexing_maps = [#lhs, #rhs, affine_map<(d0, d1, d2) -> (d1, d0)>]
+      ins(%a, %b : memref<4x3xf32>, memref<5x3xf32>) outs(%c : memref<5x4xf32>)
   return
 }

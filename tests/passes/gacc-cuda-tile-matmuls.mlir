@@ -10,7 +10,7 @@
 // loads past the edges are zeros and stores past them skipped.
 // CHECK-LABEL: func.func @linear
 // CHECK-SAME: (%[[X:.*]]: memref<70x784xf32>, %[[W:.*]]: memref<200x784xf32>, %[[Y:.*]]: memref<70x200xf32>)
-// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.contract
 // CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %[[BY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c4, %{{[a-z0-9_]+}} = %c2, %{{[a-z0-9_]+}} = %c1)
 // CHECK-SAME: threads(%[[TX:[a-z0-9_]+]], %[[TY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c1)
 // CHECK-SAME: workgroup(%[[TA:[a-z0-9_]+]] : memref<16x64xf32, #gpu.address_space<workgroup>>, %[[TB:[a-z0-9_]+]] : memref<16x64xf32, #gpu.address_space<workgroup>>)
@@ -34,13 +34,8 @@
 // CHECK-COUNT-16: scf.if
 // CHECK: gpu.terminator
 func.func @linear(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %y: memref<70x200xf32>) {
-  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<70x784xf32>, memref<200x784xf32>) outs(%y : memref<70x200xf32>) {
-  ^bb0(%p: f32, %q: f32, %o: f32):
-    %t = arith.mulf %p, %q : f32
-    %s = arith.addf %o, %t : f32
-    linalg.yield %s : f32
-  }
+  linalg.contract indexing_maps = [#mk, #nk, #mn]
+      ins(%x, %w : memref<70x784xf32>, memref<200x784xf32>) outs(%y : memref<70x200xf32>)
   return
 }
 
@@ -76,22 +71,12 @@ func.func @filled(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %arena: memre
   %y = memref.view %arena[%c0][] : memref<?xi8> to memref<70x200xf32>
   linalg.fill ins(%v : f32) outs(%y : memref<70x200xf32>)
   %unused = memref.view %arena[%c0][] : memref<?xi8> to memref<200xf32>
-  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<70x784xf32>, memref<200x784xf32>) outs(%y : memref<70x200xf32>) {
-  ^bb0(%a: f32, %b: f32, %c: f32):
-    %p = arith.mulf %a, %b : f32
-    %s = arith.addf %c, %p : f32
-    linalg.yield %s : f32
-  }
+  linalg.contract indexing_maps = [#mk, #nk, #mn]
+      ins(%x, %w : memref<70x784xf32>, memref<200x784xf32>) outs(%y : memref<70x200xf32>)
   linalg.fill ins(%v : f32) outs(%other : memref<70x200xf32>)
   memref.copy %y, %copy : memref<70x200xf32> to memref<70x200xf32>
-  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<70x784xf32>, memref<200x784xf32>) outs(%other : memref<70x200xf32>) {
-  ^bb0(%a: f32, %b: f32, %c: f32):
-    %p = arith.mulf %a, %b : f32
-    %s = arith.addf %c, %p : f32
-    linalg.yield %s : f32
-  }
+  linalg.contract indexing_maps = [#mk, #nk, #mn]
+      ins(%x, %w : memref<70x784xf32>, memref<200x784xf32>) outs(%other : memref<70x200xf32>)
   return
 }
 
@@ -119,15 +104,8 @@ func.func @filled(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %arena: memre
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: gpu.barrier
 func.func @bf16(%a: memref<8x8xbf16>, %b: memref<8x8xbf16>, %c: memref<8x8xf32>) {
-  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %b : memref<8x8xbf16>, memref<8x8xbf16>) outs(%c : memref<8x8xf32>) {
-  ^bb0(%p: bf16, %q: bf16, %o: f32):
-    %pe = arith.extf %p : bf16 to f32
-    %qe = arith.extf %q : bf16 to f32
-    %t = arith.mulf %pe, %qe : f32
-    %s = arith.addf %o, %t : f32
-    linalg.yield %s : f32
-  }
+  linalg.contract indexing_maps = [#mk, #kn, #mn]
+      ins(%a, %b : memref<8x8xbf16>, memref<8x8xbf16>) outs(%c : memref<8x8xf32>)
   return
 }
 
@@ -141,14 +119,9 @@ func.func @bf16(%a: memref<8x8xbf16>, %b: memref<8x8xbf16>, %c: memref<8x8xf32>)
 // static).
 // CHECK-LABEL: func.func @dynamic
 // CHECK-NOT: gpu.launch
-// CHECK: linalg.generic
+// CHECK: linalg.contract
 func.func @dynamic(%a: memref<?x8xf32>, %b: memref<8x8xf32>, %c: memref<?x8xf32>) {
-  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %b : memref<?x8xf32>, memref<8x8xf32>) outs(%c : memref<?x8xf32>) {
-  ^bb0(%p: f32, %q: f32, %o: f32):
-    %t = arith.mulf %p, %q : f32
-    %s = arith.addf %o, %t : f32
-    linalg.yield %s : f32
-  }
+  linalg.contract indexing_maps = [#mk, #kn, #mn]
+      ins(%a, %b : memref<?x8xf32>, memref<8x8xf32>) outs(%c : memref<?x8xf32>)
   return
 }

@@ -3,6 +3,7 @@
 #include "compiler/conversion/GaccToLinalg/Utils.h"
 #include "compiler/conversion/Passes.h"
 #include "dialects/gacc/GaccOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
 
@@ -56,11 +57,15 @@ struct LowerReduce : OpRewritePattern<ReduceOp> {
   double identity;
 };
 
-/// matmul: one contraction generic over (batch..., m, n, k); the maps do the
-/// transposes and the batch broadcasting. f16 and bf16 matmuls multiply and
-/// accumulate in f32 and round the result once, as tensor cores and
-/// PyTorch do: the contraction reads the narrow operands, widens each
-/// element in its body and accumulates into f32.
+/// matmul: one named contraction, linalg.contract, over loops
+/// (batch..., m, n, k), kept named until a target lowers it (BLAS calls,
+/// tiled kernels). Its indexing maps do the transposes and the batch
+/// broadcasting (an operand reads the batch loops its batch dimensions
+/// align with); a stretched batch dimension of size 1 reads no loop and is
+/// collapsed away, as the maps of linalg.contract are projected
+/// permutations. f16 and bf16 matmuls multiply and accumulate in f32 and
+/// round the result once, as tensor cores and PyTorch do: the contraction
+/// reads the narrow operands and widens each element (its `cast`).
 struct LowerMatmul : OpRewritePattern<MatmulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MatmulOp op,
@@ -71,48 +76,50 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
     Type f32 = rewriter.getF32Type();
     bool widen = narrow.getElementType().getIntOrFloatBitWidth() < 32;
     RankedTensorType result = widen ? narrow.clone(f32) : narrow;
-    Value lhs = op.getLhs(), rhs = op.getRhs();
     int64_t rank = result.getRank(), batch = rank - 2;
     AffineExpr m = getAffineDimExpr(rank - 2, context);
     AffineExpr n = getAffineDimExpr(rank - 1, context);
     AffineExpr k = getAffineDimExpr(rank, context);
 
-    auto operandMap = [&](Value operand, AffineExpr row, AffineExpr col,
+    SmallVector<Value> operands;
+    SmallVector<AffineMap> maps;
+    auto addOperand = [&](Value operand, AffineExpr row, AffineExpr col,
                           bool transposed) {
-      ArrayRef<int64_t> shape =
-          cast<RankedTensorType>(operand.getType()).getShape();
-      AffineMap batchMap = broadcastMap(shape.drop_back(2),
-                                        result.getShape().take_front(batch),
-                                        context);
-      SmallVector<AffineExpr> exprs(batchMap.getResults());
+      auto type = cast<RankedTensorType>(operand.getType());
+      AffineMap batchMap =
+          broadcastMap(type.getShape().drop_back(2),
+                       result.getShape().take_front(batch), context);
+      // A stretched dimension (a constant 0 in the map) joins the group of
+      // the next one that reads a loop.
+      SmallVector<ReassociationIndices> groups(1);
+      SmallVector<AffineExpr> exprs;
+      for (auto [i, expr] : llvm::enumerate(batchMap.getResults())) {
+        groups.back().push_back(i);
+        if (isa<AffineConstantExpr>(expr))
+          continue;
+        exprs.push_back(expr);
+        groups.emplace_back();
+      }
+      groups.back().push_back(type.getRank() - 2);
+      groups.push_back({type.getRank() - 1});
+      if (static_cast<int64_t>(groups.size()) != type.getRank())
+        operand =
+            tensor::CollapseShapeOp::create(rewriter, loc, operand, groups);
       exprs.push_back(transposed ? col : row);
       exprs.push_back(transposed ? row : col);
-      return AffineMap::get(rank + 1, 0, exprs, context);
+      operands.push_back(operand);
+      maps.push_back(AffineMap::get(rank + 1, 0, exprs, context));
     };
-    SmallVector<AffineExpr> outExprs;
-    for (int64_t d = 0; d < rank; ++d)
-      outExprs.push_back(getAffineDimExpr(d, context));
-    SmallVector<AffineMap> maps = {
-        operandMap(lhs, m, k, op.getTransposeLhs()),
-        operandMap(rhs, k, n, op.getTransposeRhs()),
-        AffineMap::get(rank + 1, 0, outExprs, context)};
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    iterators.push_back(utils::IteratorType::reduction);
+    addOperand(op.getLhs(), m, k, op.getTransposeLhs());
+    addOperand(op.getRhs(), k, n, op.getTransposeRhs());
+    maps.push_back(
+        rewriter.getMultiDimIdentityMap(rank + 1).getMajorSubMap(rank));
     Value init = filledTensor(rewriter, loc, result,
                               rewriter.getZeroAttr(result.getElementType()));
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, result, ValueRange{lhs, rhs}, init,
-        maps, iterators, [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
-          Type acc = result.getElementType();
-          Value product = arith::MulFOp::create(
-              b, nestedLoc, convertFloat(b, nestedLoc, args[0], acc),
-              convertFloat(b, nestedLoc, args[1], acc));
-          linalg::YieldOp::create(
-              b, nestedLoc,
-              arith::AddFOp::create(b, nestedLoc, args[2], product).getResult());
-        });
-    rewriter.replaceOp(op, convertElements(rewriter, loc, generic.getResult(0),
+    auto contract = linalg::ContractOp::create(
+        rewriter, loc, TypeRange{result}, operands, ValueRange{init},
+        rewriter.getAffineMapArrayAttr(maps));
+    rewriter.replaceOp(op, convertElements(rewriter, loc, contract.getResult(0),
                                            narrow.getElementType()));
     return success();
   }

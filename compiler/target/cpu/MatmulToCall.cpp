@@ -1,5 +1,6 @@
 //===- MatmulToCall.cpp - bufferized matmuls to the runtime's BLAS kernel ---===//
 
+#include "compiler/target/common/Contractions.h"
 #include "compiler/target/cpu/Passes.h"
 #include "mlir/Dialect/Func/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -13,14 +14,54 @@ using namespace mlir;
 using namespace mlir::gacc;
 
 namespace {
+/// The runtime's kernel for `in` operands accumulating into `out`, or an
+/// empty name when it has none.
+StringRef kernelName(Type in, Type out) {
+  if (in.isF32() && out.isF32())
+    return "gacc_cpu_matmul_f32";
+  if (in.isF64() && out.isF64())
+    return "gacc_cpu_matmul_f64";
+  if (in.isF16() && out.isF32())
+    return "gacc_cpu_matmul_f16_f32";
+  if (in.isBF16() && out.isF32())
+    return "gacc_cpu_matmul_bf16_f32";
+  return "";
+}
+
+/// `operand`, read through `map` by a contraction of `batch` batch loops, as
+/// the runtime reads it: its batch dimensions align with C's from the end
+/// (NumPy broadcasting). When it skips a loop after the first it reads, a
+/// unit dimension takes that loop's place.
+Value alignBatch(OpBuilder &b, Location loc, Value operand, AffineMap map,
+                 unsigned batch) {
+  SmallVector<unsigned> loops = getBatchLoops(map);
+  if (loops.empty() || loops.front() + loops.size() == batch)
+    return operand;
+  auto type = cast<MemRefType>(operand.getType());
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> groups(type.getRank());
+  unsigned dim = 0;
+  for (unsigned loop = loops.front(); loop < batch; ++loop) {
+    bool read = dim < loops.size() && loops[dim] == loop;
+    // A skipped loop joins the group of the dimension before it.
+    groups[read ? dim : dim - 1].push_back(shape.size());
+    shape.push_back(read ? type.getDimSize(dim++) : 1);
+  }
+  for (; dim < type.getRank(); ++dim) {
+    groups[dim].push_back(shape.size());
+    shape.push_back(type.getDimSize(dim));
+  }
+  return memref::ExpandShapeOp::create(b, loc, shape, operand, groups);
+}
+
 struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<std::pair<linalg::GenericOp, MatmulShape>> matmuls;
-    module.walk([&](linalg::GenericOp op) {
+    SmallVector<std::pair<linalg::LinalgOp, MatmulShape>> matmuls;
+    module.walk([&](linalg::LinalgOp op) {
       if (!op.hasPureBufferSemantics())
         return;
-      if (std::optional<MatmulShape> shape = matchMatmul(op))
+      if (std::optional<MatmulShape> shape = getMatmulShape(op))
         matmuls.push_back({op, *shape});
     });
     OpBuilder b(module.getContext());
@@ -28,23 +69,14 @@ struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> 
       auto elementOf = [](Value value) {
         return cast<MemRefType>(value.getType()).getElementType();
       };
-      Type in = elementOf(op.getDpsInputs()[0]);
-      Type out = elementOf(op.getDpsInits()[0]);
-      if (elementOf(op.getDpsInputs()[1]) != in)
-        continue; // the loops stay
-      std::string name;
-      if (in.isF32() && out.isF32())
-        name = "gacc_cpu_matmul_f32";
-      else if (in.isF64() && out.isF64())
-        name = "gacc_cpu_matmul_f64";
-      else if (in.isF16() && out.isF32())
-        name = "gacc_cpu_matmul_f16_f32";
-      else if (in.isBF16() && out.isF32())
-        name = "gacc_cpu_matmul_bf16_f32";
-      else
-        continue; // the loops stay
+      Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+      Value out = op.getDpsInits()[0];
+      Type in = elementOf(lhs);
+      StringRef name = kernelName(in, elementOf(out));
+      if (elementOf(rhs) != in || name.empty())
+        continue; // the contraction stays
       auto unrankedIn = UnrankedMemRefType::get(in, 0);
-      auto unrankedOut = UnrankedMemRefType::get(out, 0);
+      auto unrankedOut = UnrankedMemRefType::get(elementOf(out), 0);
       auto callee = module.lookupSymbol<func::FuncOp>(name);
       if (!callee)
         callee = func::createFnDecl(
@@ -55,11 +87,14 @@ struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> 
             /*setPrivate=*/true);
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
+      unsigned batch = op.getNumLoops() - 3;
       SmallVector<Value> args;
-      for (Value operand : {op.getDpsInputs()[0], op.getDpsInputs()[1]})
-        args.push_back(memref::CastOp::create(b, loc, unrankedIn, operand));
-      args.push_back(
-          memref::CastOp::create(b, loc, unrankedOut, op.getDpsInits()[0]));
+      for (OpOperand *input : op.getDpsInputOperands())
+        args.push_back(memref::CastOp::create(
+            b, loc, unrankedIn,
+            alignBatch(b, loc, input->get(), op.getMatchingIndexingMap(input),
+                       batch)));
+      args.push_back(memref::CastOp::create(b, loc, unrankedOut, out));
       for (bool transposed : {shape.transposeLhs, shape.transposeRhs})
         args.push_back(
             arith::ConstantIntOp::create(b, loc, b.getI32Type(), transposed));

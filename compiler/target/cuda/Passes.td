@@ -8,19 +8,20 @@ include "mlir/Pass/PassBase.td"
 def TileMatmuls : Pass<"gacc-cuda-tile-matmuls"> {
   let summary = "Matmuls as shared-memory tiled gpu kernels";
   let description = [{
-    Replaces each bufferized matmul contraction (the one
-    `gacc-cpu-matmul-to-call` recognizes: loops `(batch..., m, n, k)`,
-    `C += op(A)·op(B)`, either operand transposed, batch dimensions looped
-    or broadcast, 16-bit operands widened to the accumulator's type) of
-    static shape by a `gpu.launch` of the classic tiled kernel: blocks of
-    16x16 threads, each block computing a 64x64 tile of C and each thread a
-    4x4 piece of it in private memory; A and B pass through workgroup memory
-    16 elements of K at a time (each element read from global memory once
-    per block, not once per thread), consecutive threads reading
-    consecutive addresses whichever operand is transposed; a barrier after
-    loading and after using each tile. Edges: loads past the matrix are
-    zeros, stores past it are skipped. The batch is `blockIdx.z`. A
-    `linalg.fill` of C just before the matmul (only ops without memory
+    Replaces each bufferized matmul, a named contraction (the
+    `linalg.contract` of a `gacc.matmul`, or any op with
+    `ContractionOpInterface` whose indexing maps read loops
+    `(batch..., m, n, k)` as `C += op(A)·op(B)`, either operand transposed,
+    batch dimensions looped or broadcast, 16-bit operands widened to the
+    accumulator's type) of static shape, by a `gpu.launch` of the classic
+    tiled kernel: blocks of 16x16 threads, each block computing a 64x64 tile
+    of C and each thread a 4x4 piece of it in private memory; A and B pass
+    through workgroup memory 16 elements of K at a time (each element read
+    from global memory once per block, not once per thread), consecutive
+    threads reading consecutive addresses whichever operand is transposed; a
+    barrier after loading and after using each tile. Edges: loads past the
+    matrix are zeros, stores past it are skipped. The batch is `blockIdx.z`.
+    A `linalg.fill` of C just before the matmul (only ops without memory
     effects between them) is taken into the kernel: each element of C is
     stored once as the fill's value plus its sum, C is not read, and the
     fill's kernel is gone.
@@ -37,7 +38,9 @@ def TileMatmuls : Pass<"gacc-cuda-tile-matmuls"> {
     i is D[g + 8(i / 2)][2t + i % 2]), two 16-bit elements per register.
 
     ```mlir
-    linalg.generic {... (m, n, k) -> (m, k), (m, n, k) -> (n, k), ...}
+    linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                     affine_map<(m, n, k) -> (n, k)>,
+                                     affine_map<(m, n, k) -> (m, n)>]
         ins(%a, %b : memref<64x784xf32>, memref<256x784xf32>)
         outs(%c : memref<64x256xf32>)
     // becomes

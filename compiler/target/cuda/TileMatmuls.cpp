@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/target/cpu/Passes.h"
+#include "compiler/target/common/Contractions.h"
 #include "compiler/target/cuda/KernelIndexing.h"
 #include "compiler/target/cuda/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -37,26 +37,19 @@ constexpr int64_t kWarps = 4;
 constexpr int64_t kWarpTile = 32;
 constexpr int64_t kMmaM = 16, kMmaN = 8; // and K = kDepth
 
-/// Whether `op` (a matched matmul) can become a tiled kernel: static shapes,
-/// operands indexed by the batch loops directly.
-bool isTileable(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics())
-    return false;
-  for (Value operand : op->getOperands()) {
-    auto type = dyn_cast<MemRefType>(operand.getType());
-    if (!type || !type.hasStaticShape())
-      return false;
-  }
-  for (AffineMap map : op.getIndexingMapsArray())
-    if (!llvm::all_of(map.getResults(),
-                      [](AffineExpr e) { return isa<AffineDimExpr>(e); }))
-      return false;
-  return true;
+/// Whether `op` (a matmul, see getMatmulShape) can become a tiled kernel:
+/// buffers of static shapes.
+bool isTileable(linalg::LinalgOp op) {
+  return op.hasPureBufferSemantics() &&
+         llvm::all_of(op->getOperandTypes(), [](Type type) {
+           auto memref = dyn_cast<MemRefType>(type);
+           return memref && memref.hasStaticShape();
+         });
 }
 
 /// Whether tensor cores can compute `op`: f16 or bf16 operands (both the
 /// same) accumulated in f32.
-bool fitsTensorCores(linalg::GenericOp op) {
+bool fitsTensorCores(linalg::LinalgOp op) {
   auto elementType = [](Value v) {
     return cast<MemRefType>(v.getType()).getElementType();
   };
@@ -71,7 +64,7 @@ bool fitsTensorCores(linalg::GenericOp op) {
 /// the accumulation into C.
 class MatmulKernel : public gacc::KernelIndexBuilder {
 public:
-  MatmulKernel(linalg::GenericOp op, gacc::MatmulShape shape, Value initial)
+  MatmulKernel(linalg::LinalgOp op, gacc::MatmulShape shape, Value initial)
       : KernelIndexBuilder(op.getLoc(), op), shape(shape),
         lhs(op.getDpsInputs()[0]), rhs(op.getDpsInputs()[1]),
         out(op.getDpsInits()[0]), initial(initial),
@@ -220,7 +213,7 @@ private:
 };
 
 /// The SGEMM kernel for `op` (loops (batch..., m, n, k)), before it.
-void emitTiledMatmul(linalg::GenericOp op, gacc::MatmulShape shape,
+void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                      Value initial) {
   MatmulKernel kernel(op, shape, initial);
   ImplicitLocOpBuilder &b = kernel.b;
@@ -277,7 +270,7 @@ void emitTiledMatmul(linalg::GenericOp op, gacc::MatmulShape shape,
 /// t = lane % 4: register r of A holds A[g + 8 (r % 2)][2t + 8 (r / 2) + e],
 /// register r of B holds B[2t + 8r + e][g], e = 0, 1 (the low half first);
 /// element i of C is C[g + 8 (i / 2)][2t + i % 2].
-void emitTensorCoreMatmul(linalg::GenericOp op, gacc::MatmulShape shape,
+void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                           Value initial) {
   MatmulKernel kernel(op, shape, initial);
   ImplicitLocOpBuilder &b = kernel.b;
@@ -363,8 +356,8 @@ void emitTensorCoreMatmul(linalg::GenericOp op, gacc::MatmulShape shape,
 /// The fill that sets all of C just before `op` (only ops without memory
 /// effects between them), which the kernel can take in: C = value + A·B,
 /// without writing C twice and reading it back. C is indexed by every
-/// parallel loop (matchMatmul), so each element is written once.
-linalg::FillOp fillBefore(linalg::GenericOp op) {
+/// parallel loop (getMatmulShape), so each element is written once.
+linalg::FillOp fillBefore(linalg::LinalgOp op) {
   Operation *prev = op->getPrevNode();
   while (prev && isMemoryEffectFree(prev))
     prev = prev->getPrevNode();
@@ -379,9 +372,9 @@ linalg::FillOp fillBefore(linalg::GenericOp op) {
 
 struct TileMatmulsPass : public gacc::impl::TileMatmulsBase<TileMatmulsPass> {
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::GenericOp, gacc::MatmulShape>> matmuls;
-    getOperation()->walk([&](linalg::GenericOp op) {
-      if (std::optional<gacc::MatmulShape> shape = gacc::matchMatmul(op))
+    SmallVector<std::pair<linalg::LinalgOp, gacc::MatmulShape>> matmuls;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (std::optional<gacc::MatmulShape> shape = gacc::getMatmulShape(op))
         if (isTileable(op))
           matmuls.push_back({op, *shape});
     });

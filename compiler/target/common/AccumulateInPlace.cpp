@@ -1,13 +1,13 @@
 //===- AccumulateInPlace.cpp - loop-carried sums updated in place -----------===//
 
-#include "compiler/target/cpu/Passes.h"
+#include "compiler/target/common/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_ACCUMULATEINPLACE
-#include "compiler/target/cpu/Passes.h.inc"
+#include "compiler/target/common/Passes.h.inc"
 } // namespace mlir::gacc
 
 using namespace mlir;
@@ -35,16 +35,16 @@ bool isIdentityAdd(linalg::GenericOp op) {
          (add.getLhs() == in1 && add.getRhs() == in0);
 }
 
-/// `acc + A·B` with the matmul starting from zeros: the matmul, now
-/// accumulating into `acc`.
+/// `acc + A·B` with the contraction starting from zeros: the contraction,
+/// now accumulating into `acc` (a named contraction adds to its init).
 bool foldIntoMatmul(linalg::GenericOp add, BlockArgument acc) {
   if (!isIdentityAdd(add))
     return false;
   Value other = add.getDpsInputs()[0] == acc ? add.getDpsInputs()[1]
                                              : add.getDpsInputs()[0];
-  auto matmul = other.getDefiningOp<linalg::GenericOp>();
-  if (!matmul || !matmul->hasOneUse() || !matchMatmul(matmul) ||
-      other.getType() != acc.getType())
+  auto matmul = other.getDefiningOp<linalg::LinalgOp>();
+  if (!matmul || !isa<linalg::ContractionOpInterface>(matmul.getOperation()) ||
+      !matmul->hasOneUse() || other.getType() != acc.getType())
     return false;
   auto fill = matmul.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
   if (!fill || !matchPattern(fill.value(), m_AnyZeroFloat()))
@@ -52,7 +52,7 @@ bool foldIntoMatmul(linalg::GenericOp add, BlockArgument acc) {
   matmul.getDpsInitsMutable()[0].assign(acc);
   // The matmul must come after everything else that reads `acc`.
   matmul->moveBefore(add);
-  add.getResult(0).replaceAllUsesWith(matmul.getResult(0));
+  add.getResult(0).replaceAllUsesWith(matmul->getResult(0));
   add.erase();
   return true;
 }

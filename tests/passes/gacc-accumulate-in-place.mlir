@@ -1,4 +1,4 @@
-// RUN: gacc-opt %s --gacc-cpu-accumulate-in-place --split-input-file | FileCheck %s
+// RUN: gacc-opt %s --gacc-accumulate-in-place --split-input-file | FileCheck %s
 
 #mm_a = affine_map<(d0, d1, d2) -> (d2, d0)>
 #mm_b = affine_map<(d0, d1, d2) -> (d2, d1)>
@@ -13,7 +13,7 @@
 // CHECK-DAG: %[[W0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x3xf32>)
 // CHECK-DAG: %[[B0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3xf32>)
 // CHECK: scf.for {{.*}} iter_args(%[[W:.*]] = %[[W0]], %[[B:.*]] = %[[B0]])
-// CHECK: %[[DW:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: %[[DW:.*]] = linalg.contract
 // CHECK-SAME: outs(%[[W]] : tensor<4x3xf32>)
 // CHECK: %[[DB:.*]] = linalg.generic
 // CHECK-SAME: ins(%[[B]], %{{.*}} : tensor<3xf32>, tensor<3xf32>) outs(%[[B]] : tensor<3xf32>)
@@ -30,14 +30,8 @@ func.func @accumulate(%a: tensor<8x4xf32>, %b: tensor<8x3xf32>, %g: tensor<3xf32
       -> (tensor<4x3xf32>, tensor<3xf32>) {
     %e = tensor.empty() : tensor<4x3xf32>
     %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
-    %mm = linalg.generic {indexing_maps = [#mm_a, #mm_b, #mm_c],
-                          iterator_types = ["parallel", "parallel", "reduction"]}
-        ins(%a, %b : tensor<8x4xf32>, tensor<8x3xf32>) outs(%z : tensor<4x3xf32>) {
-    ^bb0(%x: f32, %y: f32, %o: f32):
-      %p = arith.mulf %x, %y : f32
-      %s = arith.addf %o, %p : f32
-      linalg.yield %s : f32
-    } -> tensor<4x3xf32>
+    %mm = linalg.contract indexing_maps = [#mm_a, #mm_b, #mm_c]
+        ins(%a, %b : tensor<8x4xf32>, tensor<8x3xf32>) outs(%z : tensor<4x3xf32>) -> tensor<4x3xf32>
     %sum = linalg.generic {indexing_maps = [#id2, #id2, #id2],
                            iterator_types = ["parallel", "parallel"]}
         ins(%w, %mm : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
@@ -86,4 +80,40 @@ func.func @untouched(%g: tensor<3x3xf32>) -> tensor<3x3xf32> {
     scf.yield %sum : tensor<3x3xf32>
   }
   return %r : tensor<3x3xf32>
+}
+
+// -----
+
+// A contraction that starts from ones is not a sum's term alone: the sum
+// stays.
+// CHECK-LABEL: func.func @ones
+// CHECK: linalg.contract
+// CHECK-NOT: outs(%arg
+// CHECK: %[[SUM:.*]] = linalg.generic
+// CHECK: scf.yield %[[SUM]]
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @ones(%x: tensor<2x3xf32>, %y: tensor<3x2xf32>) -> tensor<2x2xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %one = arith.constant 1.0 : f32
+  %w0 = arith.constant dense<0.0> : tensor<2x2xf32>
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%w = %w0) -> tensor<2x2xf32> {
+    %e = tensor.empty() : tensor<2x2xf32>
+    %f = linalg.fill ins(%one : f32) outs(%e : tensor<2x2xf32>) -> tensor<2x2xf32>
+    %mm = linalg.contract indexing_maps = [#a, #b, #c]
+        ins(%x, %y : tensor<2x3xf32>, tensor<3x2xf32>) outs(%f : tensor<2x2xf32>) -> tensor<2x2xf32>
+    %sum = linalg.generic {indexing_maps = [#id, #id, #id],
+                           iterator_types = ["parallel", "parallel"]}
+        ins(%w, %mm : tensor<2x2xf32>, tensor<2x2xf32>) outs(%e : tensor<2x2xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %s = arith.addf %p, %q : f32
+      linalg.yield %s : f32
+    } -> tensor<2x2xf32>
+    scf.yield %sum : tensor<2x2xf32>
+  }
+  return %r : tensor<2x2xf32>
 }

@@ -1,13 +1,13 @@
 //===- FuseElementwise.cpp - elementwise fusion that keeps matmuls whole ----===//
 
-#include "compiler/target/cpu/Passes.h"
+#include "compiler/target/common/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_FUSEELEMENTWISE
-#include "compiler/target/cpu/Passes.h.inc"
+#include "compiler/target/common/Passes.h.inc"
 } // namespace mlir::gacc
 
 using namespace mlir;
@@ -18,12 +18,14 @@ struct FuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     // As linalg-fuse-elementwise-ops: fuse producers with one use (never
-    // recompute a shared value), but never into a matmul.
+    // recompute a shared value), but never into or out of a named
+    // contraction, which would become a generic (reshapes fold by
+    // expanding their producer's or consumer's loops).
     linalg::ControlFusionFn control = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
-      auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
       return producer && producer->hasOneUse() &&
-             !(consumer && gacc::matchMatmul(consumer));
+             !isa<linalg::ContractionOpInterface>(producer) &&
+             !isa<linalg::ContractionOpInterface>(fused->getOwner());
     };
     MLIRContext *context = &getContext();
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
@@ -33,8 +35,8 @@ struct FuseElementwisePass
         ->getCanonicalizationPatterns(patterns);
     GreedyRewriteConfig config;
     config.setUseTopDownTraversal(true);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       signalPassFailure();
   }
 };

@@ -1,4 +1,4 @@
-// RUN: gacc-opt %s --gacc-cpu-split-fills | FileCheck %s
+// RUN: gacc-opt %s --gacc-split-fills | FileCheck %s
 
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d2, d1)>
@@ -10,32 +10,20 @@
 // CHECK: %[[Z:.*]] = linalg.fill
 // CHECK: %[[E1:.*]] = tensor.empty() : tensor<2x2xf32>
 // CHECK: %[[Z1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<2x2xf32>)
-// CHECK: linalg.generic {{.*}} outs(%[[Z1]] : tensor<2x2xf32>)
+// CHECK: linalg.contract {{.*}} outs(%[[Z1]] : tensor<2x2xf32>)
 // CHECK: %[[E2:.*]] = tensor.empty() : tensor<2x2xf32>
 // CHECK: %[[Z2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E2]] : tensor<2x2xf32>)
-// CHECK: linalg.generic {{.*}} outs(%[[Z2]] : tensor<2x2xf32>)
+// CHECK: linalg.contract {{.*}} outs(%[[Z2]] : tensor<2x2xf32>)
 // CHECK: return {{.*}}, %[[Z]]
 func.func @two_matmuls(%x: tensor<2x3xf32>, %y: tensor<3x2xf32>)
     -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2x2xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x2xf32>) -> tensor<2x2xf32>
-  %m1 = linalg.generic {indexing_maps = [#a, #b, #c],
-                        iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %y : tensor<2x3xf32>, tensor<3x2xf32>) outs(%z : tensor<2x2xf32>) {
-  ^bb0(%p: f32, %q: f32, %o: f32):
-    %t = arith.mulf %p, %q : f32
-    %s = arith.addf %o, %t : f32
-    linalg.yield %s : f32
-  } -> tensor<2x2xf32>
-  %m2 = linalg.generic {indexing_maps = [#a, #b, #c],
-                        iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %y : tensor<2x3xf32>, tensor<3x2xf32>) outs(%z : tensor<2x2xf32>) {
-  ^bb0(%p: f32, %q: f32, %o: f32):
-    %t = arith.mulf %p, %q : f32
-    %s = arith.addf %o, %t : f32
-    linalg.yield %s : f32
-  } -> tensor<2x2xf32>
+  %m1 = linalg.contract indexing_maps = [#a, #b, #c]
+      ins(%x, %y : tensor<2x3xf32>, tensor<3x2xf32>) outs(%z : tensor<2x2xf32>) -> tensor<2x2xf32>
+  %m2 = linalg.contract indexing_maps = [#a, #b, #c]
+      ins(%x, %y : tensor<2x3xf32>, tensor<3x2xf32>) outs(%z : tensor<2x2xf32>) -> tensor<2x2xf32>
   return %m1, %m2, %z : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
 }
 

@@ -1,12 +1,12 @@
 //===- SplitFills.cpp - one fill per destination-passing user ---------------===//
 
-#include "compiler/target/cpu/Passes.h"
+#include "compiler/target/common/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_SPLITFILLS
-#include "compiler/target/cpu/Passes.h.inc"
+#include "compiler/target/common/Passes.h.inc"
 } // namespace mlir::gacc
 
 using namespace mlir;

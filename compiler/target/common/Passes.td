@@ -1,0 +1,100 @@
+//===- Passes.td - lowering passes every target shares -----*- tablegen -*-===//
+//
+// What every target runs on linalg before it lowers the step its own way
+// (IREE's Codegen/Common): fusion on tensors, and the rewrites that let
+// bufferization update accumulators in place.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GACC_TARGET_COMMON_PASSES_TD
+#define GACC_TARGET_COMMON_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FuseElementwise : Pass<"gacc-fuse-elementwise"> {
+  let summary = "Fuse elementwise linalg ops, keeping contractions whole";
+  let description = [{
+    Linalg's elementwise fusion (`linalg-fuse-elementwise-ops`: producers
+    with a single use) and its reshape folding, except into or out of a
+    named contraction (`linalg.contract`, `linalg.matmul`, ...: the ops
+    with `ContractionOpInterface`): a matmul that absorbed its producers or
+    a reshape would become a `linalg.generic`, and the target could no
+    longer give it to BLAS (`gacc-cpu-matmul-to-call`) or to its tiled
+    kernels (`gacc-cuda-tile-matmuls`). Chains of elementwise ops
+    (optimizer updates, activations and their derivatives) still become
+    single loops.
+
+    ```mlir
+    %h = linalg.contract indexing_maps = [...] ins(%x, %w : ...) outs(%z : ...)
+    %a = linalg.generic {...addf...} ins(%h, %b : ...) outs(%e : ...)
+    %r = linalg.generic {...maximumf...} ins(%a : ...) outs(%e : ...)
+    // becomes
+    %h = linalg.contract indexing_maps = [...] ins(%x, %w : ...) outs(%z : ...)
+    %r = linalg.generic {...addf, maximumf...} ins(%h, %b : ...) outs(%e : ...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def AccumulateInPlace : Pass<"gacc-accumulate-in-place"> {
+  let summary = "Update loop-carried sums in place";
+  let description = [{
+    Gradient accumulation loops (`gacc-accumulate`) carry sums in their
+    `scf.for` iteration arguments. Left alone, every iteration computes the
+    new sum into a fresh buffer, yields it, and frees the old one: a loop-
+    carried allocation the memory plan cannot place and a full pass over
+    the accumulator per micro-batch. This pass makes each sum update its
+    iteration argument in place, so that bufferization yields the same
+    buffer every iteration:
+
+    * `acc + A·B`, where the contraction (an op with
+      `ContractionOpInterface`, such as the `linalg.contract` of a
+      `gacc.matmul`) starts from zeros, becomes the contraction
+      accumulating into `acc` (BLAS with beta = 1): the gradient of a
+      weight is added without a temporary;
+    * any other elementwise update that reads `acc` at the position it
+      writes (bias gradients, the loss sum) writes into `acc`;
+    * splat constants that initialize iteration arguments (the zeroed
+      accumulators) become `linalg.fill`, which bufferizes to a writable
+      buffer instead of a copy of a global.
+
+    ```mlir
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<256x784xf32>)
+    %g = linalg.contract indexing_maps = [...] ins(%a, %b : ...) outs(%z : ...)
+    %s = linalg.generic {...addf...} ins(%acc, %g : ...) outs(%e2 : ...)
+    scf.yield %s
+    // becomes
+    %s = linalg.contract indexing_maps = [...] ins(%a, %b : ...) outs(%acc : ...)
+    scf.yield %s
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def SplitFills : Pass<"gacc-split-fills"> {
+  let summary = "Give each op that accumulates into a fill its own fill";
+  let description = [{
+    CSE merges identical `linalg.fill`s of empty tensors, such as the zeros
+    two matmuls accumulate into. Bufferization then writes the first user
+    in place and gives every other one a copy of the filled buffer. Filling
+    again is cheaper than filling once and copying: when a fill has several
+    uses, this pass clones it (and its empty tensor) right before each
+    destination-passing user.
+
+    ```mlir
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<32x256xf32>)
+    %a = linalg.matmul ins(...) outs(%z : tensor<32x256xf32>)
+    %b = linalg.matmul ins(...) outs(%z : tensor<32x256xf32>)
+    // becomes
+    %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<32x256xf32>)
+    %a = linalg.matmul ins(...) outs(%z1 : tensor<32x256xf32>)
+    %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<32x256xf32>)
+    %b = linalg.matmul ins(...) outs(%z2 : tensor<32x256xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+#endif // GACC_TARGET_COMMON_PASSES_TD

@@ -1,0 +1,80 @@
+// RUN: gacc-opt %s --gacc-fuse-elementwise --split-input-file | FileCheck %s
+
+// An elementwise chain after a contraction (a bias add and a ReLU) becomes
+// one loop; neither the chain nor the producer of an operand (a square)
+// fuses into the contraction, which stays named.
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[SQ:.*]] = linalg.generic
+// CHECK: arith.mulf
+// CHECK: %[[H:.*]] = linalg.contract {{.*}} ins(%[[SQ]], %arg1 : tensor<4x8xf32>, tensor<8x3xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[H]], %arg2 : tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: arith.maximumf
+// CHECK-NOT: linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @chain(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e8 = tensor.empty() : tensor<4x8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e8 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.mulf %a, %a : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x3xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %h = linalg.contract indexing_maps = [#mk, #kn, #mn]
+      ins(%s, %w : tensor<4x8xf32>, tensor<8x3xf32>) outs(%z : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %b : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %t = arith.addf %p, %q : f32
+    linalg.yield %t : f32
+  } -> tensor<4x3xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %t = arith.maximumf %p, %zero : f32
+    linalg.yield %t : f32
+  } -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// -----
+
+// Reshapes do not fold into a contraction by expanding its loops: a
+// consumer's expand_shape and an operand's collapse_shape (a stretched
+// batch dimension) stay, and so does the contraction.
+// CHECK-LABEL: func.func @reshaped
+// CHECK: linalg.contract
+// CHECK: tensor.expand_shape
+// CHECK-LABEL: func.func @collapsed
+// CHECK: tensor.collapse_shape
+// CHECK: linalg.contract
+// CHECK-NOT: linalg.generic
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+func.func @reshaped(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>) -> tensor<2x2x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x3xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %h = linalg.contract indexing_maps = [#mk, #kn, #mn]
+      ins(%x, %w : tensor<4x8xf32>, tensor<8x3xf32>) outs(%z : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %r = tensor.expand_shape %h [[0, 1], [2]] output_shape [2, 2, 3] : tensor<4x3xf32> into tensor<2x2x3xf32>
+  return %r : tensor<2x2x3xf32>
+}
+
+func.func @collapsed(%x: tensor<2x1x4x8xf32>, %w: tensor<8x3xf32>) -> tensor<2x4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = tensor.collapse_shape %x [[0, 1], [2], [3]] : tensor<2x1x4x8xf32> into tensor<2x4x8xf32>
+  %e = tensor.empty() : tensor<2x4x3xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  %h = linalg.contract indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%c, %w : tensor<2x4x8xf32>, tensor<8x3xf32>) outs(%z : tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  return %h : tensor<2x4x3xf32>
+}
