@@ -131,8 +131,7 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   SmallVector<Type> resultTypes(model.getResultTypes());
   llvm::append_range(resultTypes,
                      microGrad.getResultTypes().drop_front(numOutputs));
-  bool shardPerMicroBatch = shardsGradients(step.getEffectiveZero()) &&
-                            (full > 1 || tail);
+  bool shardPerMicroBatch = step.reducesGradientsPerMicroBatch();
   if (shardPerMicroBatch)
     for (Type &type : MutableArrayRef<Type>(resultTypes).drop_front(numOutputs))
       type = shardType(cast<RankedTensorType>(type), ranks);
@@ -247,16 +246,18 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   func::ReturnOp::create(b, loc, results);
   step.setGradientAttr(FlatSymbolRefAttr::get(grad.getSymNameAttr()));
 
-  // The micro-batch functions are inlined: gone.
-  for (func::FuncOp fn :
-       {step.getMicroModelFunc(), step.getLastMicroModelFunc(), microGrad,
-        tailGrad})
-    if (fn)
-      fn.erase();
+  // The micro-batch functions are inlined: gone, unless another step
+  // refers to them too.
+  SmallVector<func::FuncOp> inlined = {step.getMicroModelFunc(),
+                                       step.getLastMicroModelFunc(),
+                                       microGrad, tailGrad};
   step.removeMicroModelAttr();
   step.removeLastMicroModelAttr();
   step.removeMicroGradientAttr();
   step.removeLastMicroGradientAttr();
+  for (func::FuncOp fn : inlined)
+    if (fn && SymbolTable::symbolKnownUseEmpty(fn, module))
+      fn.erase();
   return success();
 }
 

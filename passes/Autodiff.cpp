@@ -52,6 +52,12 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
   grad.setSymName((model.getSymName() + "_grad").str());
   symbols.insert(grad);
   Block &body = grad.getBody().front();
+  // Without dead forward ops, the forward is exactly what the results are
+  // computed from (how gacc-remat finds where the backward starts).
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::reverse(body.without_terminator())))
+    if (isOpTriviallyDead(&op))
+      op.erase();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   Value loss = ret.getOperand(0);
 
@@ -125,12 +131,12 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
 }
 
 void AutodiffPass::runOnOperation() {
-  // Steps that share a model share its gradient function.
-  DenseMap<func::FuncOp, func::FuncOp> gradients;
+  // Steps that share a model (and its seed) share its gradient function.
+  DenseMap<std::pair<func::FuncOp, GradientSeed>, func::FuncOp> gradients;
   int64_t rules = 0;
   auto differentiate = [&](func::FuncOp fn,
                            GradientSeed seed) -> FlatSymbolRefAttr {
-    func::FuncOp &grad = gradients[fn];
+    func::FuncOp &grad = gradients[{fn, seed}];
     if (!grad) {
       FailureOr<func::FuncOp> built = buildGradientFunction(fn, seed, &rules);
       if (failed(built))

@@ -49,21 +49,19 @@ public:
           weights.insert(load.getResult());
         continue;
       }
-      FailureOr<CastClass> cls = classify(&op);
-      if (failed(cls))
-        return failure();
+      CastClass cls = classify(&op);
       // Values that elementwise and shape ops compute from parameters and
       // constants alone (constants, a transposed weight, a mask, a scale)
       // keep their type and adapt to the activations they meet, like
       // parameters do.
-      if (*cls == CastClass::Promote &&
+      if (cls == CastClass::Promote &&
           llvm::all_of(op.getOperands(),
                        [&](Value v) { return weights.contains(v); })) {
         for (Value result : op.getResults())
           weights.insert(result);
         continue;
       }
-      if (Type type = computeType(&op, *cls))
+      if (Type type = computeType(&op, cls))
         retype(&op, type);
     }
     return success();
@@ -82,16 +80,10 @@ private:
         load, load.getNameAttr()));
   }
 
-  static FailureOr<CastClass> classify(Operation *op) {
-    if (auto attr = op->getAttrOfType<StringAttr>(kAutocastAttrName)) {
-      if (attr.getValue() == "low")
-        return CastClass::Low;
-      if (attr.getValue() == "f32")
-        return CastClass::F32;
-      return op->emitOpError("has ")
-             << kAutocastAttrName << " = \"" << attr.getValue()
-             << "\"; expected \"low\" or \"f32\"";
-    }
+  /// (The dialect verifies gacc.autocast's values.)
+  static CastClass classify(Operation *op) {
+    if (auto attr = op->getAttrOfType<StringAttr>(kAutocastAttrName))
+      return attr.getValue() == "low" ? CastClass::Low : CastClass::F32;
     if (isa<MatmulOp>(op))
       return CastClass::Low;
     if (isa<ExpOp, LogOp, RsqrtOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
@@ -244,6 +236,16 @@ void MixedPrecisionPass::runOnOperation() {
     func::FuncOp model = step.getModelFunc();
     if (!model || !done.insert(model))
       continue;
+    // The functions derived from the model would keep computing in f32.
+    if (step.getEffectivePrecision() != Precision::f32 &&
+        !model->hasAttr(kAutocastDoneAttrName) &&
+        (step.getMicroModelAttr() || step.getGradientAttr() ||
+         step.getMicroGradientAttr())) {
+      step.emitOpError("is split into micro-batches or differentiated "
+                       "already: run gacc-mixed-precision before "
+                       "gacc-split-batch and gacc-autodiff");
+      return signalPassFailure();
+    }
     if (failed(autocast(model, step.getEffectivePrecision(), &casts)))
       return signalPassFailure();
   }

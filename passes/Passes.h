@@ -102,11 +102,9 @@ inline constexpr llvm::StringLiteral kRematAttrName =
     GaccDialect::RematAttrHelper::getNameStr();
 
 /// The argument attribute that names the arena an entry point's argument is
-/// (`gacc_step(state, batch, io, workspace)`), and the roles in order.
+/// (`gacc_step(state, batch, io, workspace)`; kArenaRoles in order).
 inline constexpr llvm::StringLiteral kArenaAttrName =
     GaccDialect::ArenaAttrHelper::getNameStr();
-inline constexpr llvm::StringLiteral kArenaRoles[] = {"state", "batch", "io",
-                                                      "workspace"};
 
 /// The function attribute gacc-plan-buffers sets: the bytes of the
 /// workspace arena the function's planned temporaries need.

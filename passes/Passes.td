@@ -115,9 +115,10 @@ def SplitBatch : Pass<"gacc-split-batch", "ModuleOp"> {
     over its examples, then the model's other results. When the micro-batch
     size m does not divide the rank's batch B, it also builds the model of
     the last, smaller micro-batch (B mod m examples). The step refers to
-    them as `micro_model` and `last_micro_model`: `gacc-autodiff`,
-    `gacc-remat` and `gacc-mixed-precision` then act on one micro-batch,
-    and `gacc-accumulate` builds the loop over them. Ops whose result
+    them as `micro_model` and `last_micro_model` (from the model as
+    `gacc-mixed-precision` and `gacc-zero` left it): `gacc-autodiff` and
+    `gacc-remat` then act on one micro-batch, and `gacc-accumulate` builds
+    the loop over them. Ops whose result
     depends on how the batch is split are rejected with a located error.
 
     ```mlir

@@ -325,7 +325,8 @@ public:
   /// gacc.checkpoint, it applies to every op after it up to the next
   /// checkpoint that has none of its own (the checkpoint, the block's
   /// input, stays as the policy says: it is what a block recomputes from).
-  LogicalResult applyOverrides() {
+  /// (The dialect verifies the attribute's values.)
+  void applyOverrides() {
     StringAttr blockChoice;
     for (Operation *op : forward) {
       auto choice = op->getAttrOfType<StringAttr>(kRematAttrName);
@@ -339,14 +340,10 @@ public:
         continue;
       if (choice.getValue() == "save")
         saved.insert(op->getResults().begin(), op->getResults().end());
-      else if (choice.getValue() == "recompute")
+      else
         for (Value result : op->getResults())
           saved.remove(result);
-      else
-        return op->emitOpError("has gacc.remat = ")
-               << choice << "; expected \"save\" or \"recompute\"";
     }
-    return success();
   }
 
   ArrayRef<Operation *> forward;
@@ -478,9 +475,9 @@ FailureOr<RematReport> gacc::rematerialize(func::FuncOp grad,
     if (!isLeaf(op))
       report.forwardCost += costOf(op);
 
-  if (failed(plan.choose(grad, options)) ||
-      failed(plan.applyOverrides()))
+  if (failed(plan.choose(grad, options)))
     return failure();
+  plan.applyOverrides();
   {
     // What the function returns stays alive anyway.
     for (Value result : body.getTerminator()->getOperands())

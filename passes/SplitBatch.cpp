@@ -1,9 +1,9 @@
 //===- SplitBatch.cpp - the model of one micro-batch ------------------------===//
 //
 // The first half of gradient accumulation: the model specialized to one
-// micro-batch (and to the smaller last one), so that autodiff, remat and
-// mixed precision act on what one micro-batch runs. gacc-accumulate builds
-// the loop around their gradients.
+// micro-batch (and to the smaller last one), so that autodiff and remat act
+// on what one micro-batch runs. gacc-accumulate builds the loop around
+// their gradients.
 //
 //===----------------------------------------------------------------------===//
 

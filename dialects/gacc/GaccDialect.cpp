@@ -41,15 +41,19 @@ LogicalResult GaccDialect::verifyOperationAttribute(Operation *op,
   if (name == getAutocastPrecisionAttrHelper().getName())
     return expect(isa<func::FuncOp>(op) && isa<PrecisionAttr>(value),
                   "a precision on a func.func");
+  // Op overrides: on the ops of a function.
+  bool inFunction = op->getParentOfType<FunctionOpInterface>() != nullptr;
   if (name == getAutocastAttrHelper().getName()) {
     auto choice = dyn_cast<StringAttr>(value);
-    return expect(choice && (choice == "low" || choice == "f32"),
-                  "\"low\" or \"f32\"");
+    return expect(inFunction && choice &&
+                      (choice == "low" || choice == "f32"),
+                  "\"low\" or \"f32\" on an op of a function");
   }
   if (name == getRematAttrHelper().getName()) {
     auto choice = dyn_cast<StringAttr>(value);
-    return expect(choice && (choice == "save" || choice == "recompute"),
-                  "\"save\" or \"recompute\"");
+    return expect(inFunction && choice &&
+                      (choice == "save" || choice == "recompute"),
+                  "\"save\" or \"recompute\" on an op of a function");
   }
   if (name == getRematActivationBudgetAttrHelper().getName()) {
     auto bytes = dyn_cast<IntegerAttr>(value);
@@ -78,9 +82,7 @@ LogicalResult GaccDialect::verifyRegionArgAttribute(Operation *op,
     return op->emitOpError("argument ")
            << argument << " has an unknown gacc attribute '" << name << "'";
   auto role = dyn_cast<StringAttr>(attribute.getValue());
-  if (!role || !llvm::is_contained(
-                   ArrayRef<StringRef>{"state", "batch", "io", "workspace"},
-                   role.getValue()))
+  if (!role || !llvm::is_contained(kArenaRoles, role.getValue()))
     return op->emitOpError("argument ")
            << argument << ": '" << name << "' must be \"state\", \"batch\", \"io\" or \"workspace\"";
   return success();

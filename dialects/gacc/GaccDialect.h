@@ -10,4 +10,10 @@
 
 #include "dialects/gacc/GaccDialect.h.inc"
 
+namespace mlir::gacc {
+/// The arenas an entry point's arguments are, in order (`gacc.arena`).
+inline constexpr llvm::StringLiteral kArenaRoles[] = {"state", "batch", "io",
+                                                      "workspace"};
+} // namespace mlir::gacc
+
 #endif // GACC_DIALECTS_GACC_GACCDIALECT_H

@@ -541,7 +541,11 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!model)
     return emitOpError("model '") << getModel() << "' is not a func.func";
   // The derived functions: each reference names a func.func; a gradient
-  // function lists its parameters.
+  // function lists its parameters; a last micro-batch comes with the others.
+  if (getLastMicroModelAttr() && !getMicroModelAttr())
+    return emitOpError("has a last_micro_model but no micro_model");
+  if (getLastMicroGradientAttr() && !getMicroGradientAttr())
+    return emitOpError("has a last_micro_gradient but no micro_gradient");
   for (auto [role, ref, gradient] :
        {std::tuple{"micro_model", getMicroModelAttr(), false},
         std::tuple{"last_micro_model", getLastMicroModelAttr(), false},
@@ -554,12 +558,20 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     if (!fn)
       return emitOpError(role) << " '" << ref.getValue()
                                << "' is not a func.func";
+    if (!gradient)
+      continue;
     auto *dialect = cast<GaccDialect>((*this)->getDialect());
-    if (gradient && !dialect->getGradientsAttrHelper().isAttrPresent(fn))
+    ArrayAttr params = dialect->getGradientsAttrHelper().getAttr(fn);
+    if (!params)
       return emitOpError(role)
              << " '" << ref.getValue() << "' has no '"
-             << dialect->getGradientsAttrHelper().getName()
+             << GaccDialect::GradientsAttrHelper::getNameStr()
              << "': not a gradient function";
+    for (auto param : params.getAsRange<FlatSymbolRefAttr>())
+      if (!symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, param))
+        return emitOpError(role) << " '" << ref.getValue()
+                                 << "' lists the gradient of '"
+                                 << param.getValue() << "', not a gacc.param";
   }
   if (model.getNumArguments() != 0)
     return emitOpError("model '")

@@ -884,6 +884,13 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     bool accumulatesMicroBatches() {
       return getAccumulationSteps() > 1 || getEffectiveZero().getRanks() > 1;
     }
+    /// Whether gacc-accumulate reduce-scatters every micro-batch's gradients
+    /// into sharded accumulators (ZeRO stages 2 and 3 with several
+    /// micro-batches): then `gradient` returns this rank's shards, which
+    /// gacc-build-step does not reduce again.
+    bool reducesGradientsPerMicroBatch() {
+      return getEffectiveZero().getStage() >= 2 && getAccumulationSteps() > 1;
+    }
     /// The examples each rank trains on per step (the zero attribute's
     /// ranks divide the batch: verified). Batch sizes are positive
     /// (verified), so the unsigned accessors of I64Attr convert safely.

@@ -179,6 +179,18 @@ gacc.train_step @full model @model batch_size 4 micro_batch_size 1
     schedule #gacc.warmup_cosine<warmup_steps = 10, total_steps = 100, min_lr = 1.0e-5>
     grad_clip_norm 1.0 precision bf16 remat #gacc.remat<sqrt> zero #gacc.zero<stage = 3, ranks = 2>
 
+// The functions the training pipeline derives, linked by symbol references.
+func.func @model_grad() -> (tensor<f32>, tensor<8x4xf32>) attributes {gacc.gradients = [@w]} {
+  %l = gacc.constant dense<0.0> : tensor<f32>
+  %g = gacc.constant dense<0.0> : tensor<8x4xf32>
+  return %l, %g : tensor<f32>, tensor<8x4xf32>
+}
+// CHECK: gacc.train_step @linked model @model batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+// CHECK-SAME: micro_model @model last_micro_model @model micro_gradient @model_grad last_micro_gradient @model_grad gradient @model_grad{{$}}
+gacc.train_step @linked model @model batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+    micro_model @model last_micro_model @model micro_gradient @model_grad
+    last_micro_gradient @model_grad gradient @model_grad
+
 // CHECK-LABEL: func.func @dropout_counter
 func.func @dropout_counter(%x: tensor<4xf32>, %c: tensor<i64>) -> tensor<4xf32> {
   // CHECK: gacc.dropout %{{.*}} counter %{{.*}} rate = 5.000000e-01 seed = 2 : tensor<4xf32>

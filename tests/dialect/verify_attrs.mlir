@@ -101,3 +101,63 @@ gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.loss_scale<backof
 // -----
 // expected-error @+1 {{growth_interval must be positive}}
 gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.loss_scale<growth_interval = 0>}
+
+// -----
+
+// The attributes passes leave for each other are declared and checked.
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+// expected-error @+1 {{'func.func' op attribute 'gacc.gradients' must be an array of parameter symbols on a func.func, no longer than its results}}
+func.func @g() -> tensor<f32> attributes {gacc.gradients = [@w, @w]} {
+  %c = gacc.constant dense<0.0> : tensor<f32>
+  return %c : tensor<f32>
+}
+
+// -----
+
+func.func @f(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'gacc.relu' op attribute 'gacc.remat' must be "save" or "recompute" on an op of a function}}
+  %r = gacc.relu %a {gacc.remat = "keep"} : tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op attribute 'gacc.autocast' must be "low" or "f32" on an op of a function}}
+func.func @f() attributes {gacc.autocast = "low"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op attribute 'gacc.workspace_bytes' must be a non-negative byte count on a function}}
+func.func @f() attributes {gacc.workspace_bytes = -1 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op attribute 'gacc.remat_activation_budget' must be a non-negative byte count on a gacc.train_step}}
+func.func @f() attributes {gacc.remat_activation_budget = 8 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op has an unknown gacc attribute 'gacc.forward_ops'}}
+func.func @f() attributes {gacc.forward_ops = 3 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op 'gacc.arena' belongs on a function argument}}
+func.func @f() attributes {gacc.arena = "state"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 0: 'gacc.arena' must be "state", "batch", "io" or "workspace"}}
+func.func @f(%a: memref<?xi8> {gacc.arena = "scratch"}) {
+  return
+}

@@ -231,3 +231,69 @@ func.func @f() {
   "gacc.train_step"() <{sym_name = "t", model = @f, batch_size = 4 : i64, optimizer = #gacc.sgd<lr = 0.1>}> : () -> ()
   return
 }
+
+// -----
+
+// The functions the pipeline derives are linked by symbol references.
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @+1 {{'gacc.train_step' op gradient 'nowhere' is not a func.func}}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> gradient @nowhere
+
+// -----
+
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @g() -> (tensor<f32>, tensor<3xf32>) {
+  %c = gacc.constant dense<0.0> : tensor<f32>
+  %z = gacc.constant dense<0.0> : tensor<3xf32>
+  return %c, %z : tensor<f32>, tensor<3xf32>
+}
+// expected-error @+1 {{'gacc.train_step' op gradient 'g' has no 'gacc.gradients': not a gradient function}}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> gradient @g
+
+// -----
+
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @g() -> (tensor<f32>, tensor<3xf32>) attributes {gacc.gradients = [@m]} {
+  %c = gacc.constant dense<0.0> : tensor<f32>
+  %z = gacc.constant dense<0.0> : tensor<3xf32>
+  return %c, %z : tensor<f32>, tensor<3xf32>
+}
+// expected-error @+1 {{'gacc.train_step' op gradient 'g' lists the gradient of 'm', not a gacc.param}}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> gradient @g
+
+// -----
+
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @+1 {{'gacc.train_step' op has a last_micro_model but no micro_model}}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> last_micro_model @m
+
+// -----
+
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @+1 {{'gacc.train_step' op has a last_micro_gradient but no micro_gradient}}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> last_micro_gradient @m

@@ -1,5 +1,6 @@
 // RUN: gacc-opt %s --gacc-split-batch --gacc-autodiff --gacc-remat="policy=sqrt report=true" --gacc-accumulate 2>&1 >/dev/null | FileCheck %s --check-prefix=MICRO-SQRT
 // RUN: gacc-opt %s --gacc-split-batch --gacc-autodiff --gacc-remat="policy=none report=true" --gacc-accumulate 2>&1 >/dev/null | FileCheck %s --check-prefix=MICRO-NONE
+// RUN: gacc-opt %s --gacc-split-batch --gacc-autodiff --gacc-remat=policy=sqrt --gacc-accumulate | FileCheck %s --check-prefix=LOOP
 
 // Micro-batches of 4: the micro-batch's gradient function is what the policy
 // rewrites, before gacc-accumulate builds the loop around it.
@@ -26,3 +27,10 @@ gacc.train_step @t model @micro batch_size 16 micro_batch_size 4 optimizer #gacc
 // MICRO-SQRT-NEXT: func.func @micro() -> tensor<f32> {
 // MICRO-NONE: remark: remat none: the backward keeps 516 of 516 bytes of activations; 0 ops recomputed
 // MICRO-NONE-NEXT: func.func @micro() -> tensor<f32> {
+// The loop runs the rematerialized micro-batch: x·w1 is recomputed in its
+// backward.
+// LOOP: scf.for
+// LOOP: %[[X:.*]] = tensor.extract_slice
+// LOOP: gacc.matmul %[[X]], %[[W1:.*]] : tensor<4x8xf32>, tensor<8x8xf32>
+// LOOP: gacc.matmul %[[X]], %[[W1]] : tensor<4x8xf32>, tensor<8x8xf32>
+// LOOP: scf.yield
