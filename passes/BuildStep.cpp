@@ -384,7 +384,7 @@ void BuildStepPass::runOnOperation() {
     return signalPassFailure();
 
   OpBuilder b(module.getContext());
-  ZeroCollectives collectives(step.getEffectiveZero());
+  ZeroCollectives collectives(step);
   func::FuncOp stepFunc = createStepEntry(b, module, "gacc_step");
   TrainingEntry(b, step, *layout, collectives, stepFunc).build(gradient);
   func::FuncOp evalFunc = buildEvalEntry(b, step, *layout, collectives);

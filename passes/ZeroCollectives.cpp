@@ -35,8 +35,11 @@ Value ZeroCollectives::reduceEvalLoss(OpBuilder &b, Location loc, Value loss,
 
 Value ZeroCollectives::reduceGradient(OpBuilder &b, Location loc, Value grad,
                                       RankedTensorType param) const {
-  if (grad.getType() != param)
+  if (reducedPerMicroBatch) {
+    assert(grad.getType() == shardType(param, getRanks()) &&
+           "gacc-accumulate returns this rank's shards");
     return grad;
+  }
   if (shardsOptimizerState(zero))
     return buildReduceScatter(b, loc, grad, getRanks());
   if (getRanks() > 1)

@@ -32,7 +32,9 @@ namespace mlir::gacc {
 
 class ZeroCollectives {
 public:
-  explicit ZeroCollectives(ZeroAttr zero) : zero(zero) {}
+  explicit ZeroCollectives(TrainStepOp step)
+      : zero(step.getEffectiveZero()),
+        reducedPerMicroBatch(step.reducesGradientsPerMicroBatch()) {}
 
   int64_t getRanks() const { return zero.getRanks(); }
 
@@ -53,8 +55,8 @@ public:
 
   /// The gradient this rank's optimizer uses, from the rank's own `grad` of
   /// `param`: the sum over the ranks (stage 0) or this rank's shard of it
-  /// (stages 1-3). A gradient that gacc-accumulate reduced already (a shard,
-  /// not of `param`'s type) stays as it is.
+  /// (stages 1-3). A gradient that gacc-accumulate reduced already (stages
+  /// 2-3 with several micro-batches: a shard) stays as it is.
   Value reduceGradient(OpBuilder &b, Location loc, Value grad,
                        RankedTensorType param) const;
   /// Whether a gradient slot keeps this rank's own gradient, whole and not
@@ -77,6 +79,7 @@ public:
 
 private:
   ZeroAttr zero;
+  bool reducedPerMicroBatch;
 };
 
 } // namespace mlir::gacc
