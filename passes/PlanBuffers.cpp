@@ -1,9 +1,9 @@
 //===- PlanBuffers.cpp - a static plan of a step's temporaries --------------===//
 
 #include "dialects/gacc/GaccShapes.h"
+#include "passes/ArenaViews.h"
 #include "passes/Passes.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::gacc {
@@ -48,66 +48,21 @@ struct ProgramOrder {
 bool computeLifetime(Buffer &buffer, const ProgramOrder &order) {
   Operation *allocOp = buffer.alloc;
   buffer.start = buffer.end = order.first.lookup(allocOp);
-  // A use inside a loop that does not contain the allocation happens in
-  // every iteration: the buffer lives to the loop's end.
-  auto extendTo = [&](Operation *user) {
+  return succeeded(walkAliasUses(buffer.alloc, [&](OpOperand &use) {
+    // A use inside a loop that does not contain the allocation happens in
+    // every iteration: the buffer lives to the loop's end.
+    Operation *user = use.getOwner();
     Operation *reach = user;
     for (Operation *parent = user->getParentOp();
          parent && !isa<func::FuncOp>(parent); parent = parent->getParentOp())
       if (isa<LoopLikeOpInterface>(parent) && !parent->isAncestor(allocOp))
         reach = parent;
     buffer.end = std::max(buffer.end, order.last.lookup(reach));
-  };
-
-  SmallVector<Value> worklist{buffer.alloc.getResult()};
-  DenseSet<Value> aliases(worklist.begin(), worklist.end());
-  auto alias = [&](Value value) {
-    if (aliases.insert(value).second)
-      worklist.push_back(value);
-  };
-  while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
-    for (OpOperand &use : value.getUses()) {
-      Operation *user = use.getOwner();
-      extendTo(user);
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user)) {
-        if (view.getViewSource() == value)
-          for (Value result : user->getResults())
-            alias(result);
-        continue;
-      }
-      if (auto loop = dyn_cast<scf::ForOp>(user)) {
-        if (OpResult result = loop.getTiedLoopResult(&use)) {
-          alias(loop.getTiedLoopRegionIterArg(&use));
-          alias(result);
-        }
-        continue;
-      }
-      if (auto yield = dyn_cast<scf::YieldOp>(user)) {
-        Operation *parent = yield->getParentOp();
-        unsigned index = use.getOperandNumber();
-        if (auto loop = dyn_cast<scf::ForOp>(parent)) {
-          // Carried into the next iteration of the loop that allocates it.
-          if (loop->isAncestor(allocOp))
-            return false;
-          alias(loop.getRegionIterArgs()[index]);
-          alias(loop.getResult(index));
-        } else if (isa<scf::IfOp>(parent)) {
-          alias(parent->getResult(index));
-        } else {
-          return false;
-        }
-        continue;
-      }
-      if (isa<func::ReturnOp>(user))
-        return false;
-      // Any other op that returns a memref might return this one.
-      for (Value result : user->getResults())
-        if (isa<BaseMemRefType>(result.getType()))
-          alias(result);
-    }
-  }
-  return true;
+    // Carried into the next iteration of the loop that allocates it.
+    auto loop = dyn_cast<scf::ForOp>(user->getParentOp());
+    return failure(isa<scf::YieldOp>(user) && loop &&
+                   loop->isAncestor(allocOp));
+  }));
 }
 
 /// Greedy by size: the largest buffers first, each at the lowest aligned

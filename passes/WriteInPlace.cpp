@@ -1,9 +1,9 @@
 //===- WriteInPlace.cpp - compute arena slots instead of copying into them --===//
 
 #include "dialects/gacc/GaccShapes.h"
+#include "passes/ArenaViews.h"
 #include "passes/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -16,77 +16,6 @@ using namespace mlir;
 using namespace mlir::gacc;
 
 namespace {
-/// The memory a memref value may touch.
-struct Origin {
-  enum Kind { Argument, Allocation, Unknown } kind = Unknown;
-  /// The function argument or the allocation.
-  Value root;
-  /// Bytes of the argument (the whole of it when not known).
-  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
-
-  bool mayOverlap(const Origin &other) const {
-    if (kind == Unknown || other.kind == Unknown)
-      return true;
-    if (kind != other.kind || root != other.root)
-      return false;
-    return begin < other.end && other.begin < end;
-  }
-  bool operator==(const Origin &other) const {
-    return kind == other.kind && root == other.root && begin == other.begin &&
-           end == other.end;
-  }
-};
-
-/// A loop-carried buffer the loop updates in place is its initial buffer.
-Value inPlaceInit(scf::ForOp loop, unsigned index) {
-  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-  if (yield.getOperand(index) != loop.getRegionIterArgs()[index])
-    return Value();
-  return loop.getInitArgs()[index];
-}
-
-Origin originOf(Value value) {
-  while (true) {
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      Operation *owner = arg.getOwner()->getParentOp();
-      if (isa<func::FuncOp>(owner))
-        return {Origin::Argument, arg};
-      auto loop = dyn_cast<scf::ForOp>(owner);
-      if (!loop || arg.getArgNumber() == 0)
-        return {};
-      value = inPlaceInit(loop, arg.getArgNumber() - 1);
-      if (!value)
-        return {};
-      continue;
-    }
-    Operation *def = value.getDefiningOp();
-    if (isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp>(def))
-      return {Origin::Allocation, value};
-    if (auto view = dyn_cast<memref::ViewOp>(def)) {
-      Origin base = originOf(view.getSource());
-      std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
-      std::optional<int64_t> bytes = getStaticByteSize(view.getType());
-      if (base.kind == Origin::Argument && base.begin == 0 && shift && bytes) {
-        base.begin = *shift;
-        base.end = *shift + *bytes;
-      }
-      return base;
-    }
-    // Subviews, casts, reshapes: within their source.
-    if (auto viewLike = dyn_cast<ViewLikeOpInterface>(def)) {
-      value = viewLike.getViewSource();
-      continue;
-    }
-    if (auto loop = dyn_cast<scf::ForOp>(def)) {
-      value = inPlaceInit(loop, cast<OpResult>(value).getResultNumber());
-      if (!value)
-        return {};
-      continue;
-    }
-    return {};
-  }
-}
-
 /// One memory access of an op (or of an op nested in it).
 struct Access {
   Operation *op;
@@ -125,7 +54,8 @@ SmallVector<Access> accessesOf(Operation *root) {
 
 /// The update `slot = f(slot, ...)`: an all-parallel generic that writes
 /// `tmp` and reads the slot's bytes at the same indices.
-bool isElementwiseUpdate(const Access &access, Value tmp, const Origin &slot) {
+bool isElementwiseUpdate(const Access &access, Value tmp,
+                         const ArenaView &slot) {
   auto generic = dyn_cast<linalg::GenericOp>(access.op);
   if (!generic || access.write ||
       generic.getNumLoops() != generic.getNumParallelLoops() ||
@@ -135,7 +65,7 @@ bool isElementwiseUpdate(const Access &access, Value tmp, const Origin &slot) {
       generic.getDpsInitOperand(0));
   for (OpOperand *input : generic.getDpsInputOperands())
     if (input->get() == access.value)
-      if (!(originOf(input->get()) == slot) ||
+      if (!getArenaView(input->get()).hasSameBase(slot) ||
           generic.getMatchingIndexingMap(input) != written ||
           input->get().getType() != tmp.getType())
         return false;
@@ -154,13 +84,22 @@ memref::AllocOp reshapedAllocation(Value source) {
   return alloc;
 }
 
-/// A view of the slot's bytes (in `arena`) with `type`, created before
-/// `before`.
-Value viewSlot(Operation *before, MemRefType type, Value arena,
-               const Origin &slot) {
+/// The bytes of an arena that `target` (a view) is, when known, and the
+/// arena can view them again anywhere in the function.
+std::optional<ArenaView> slotOf(memref::ViewOp target) {
+  ArenaView slot = getArenaView(target);
+  if (slot.kind != ArenaView::Argument || !slot.base ||
+      !slot.hasKnownRange() ||
+      slot.root.getType() != target.getSource().getType())
+    return std::nullopt;
+  return slot;
+}
+
+/// A view of the slot's bytes with `type`, created before `before`.
+Value viewSlot(Operation *before, MemRefType type, const ArenaView &slot) {
   OpBuilder b(before);
-  Value offset = arith::ConstantIndexOp::create(b, before->getLoc(), slot.begin);
-  return memref::ViewOp::create(b, before->getLoc(), type, arena, offset,
+  Value offset = arith::ConstantIndexOp::create(b, before->getLoc(), *slot.base);
+  return memref::ViewOp::create(b, before->getLoc(), type, slot.root, offset,
                                 ValueRange{});
 }
 
@@ -176,28 +115,24 @@ bool elide(memref::CopyOp copy) {
       bytes != getStaticByteSize(slotView.getType()) ||
       !slotView.getType().getLayout().isIdentity())
     return false;
-  Origin slot = originOf(slotView);
-  if (slot.kind != Origin::Argument ||
-      slot.end == std::numeric_limits<int64_t>::max())
+  std::optional<ArenaView> slot = slotOf(slotView);
+  if (!slot)
     return false;
   Block *block = copy->getBlock();
   Value tmp = alloc.getResult();
-  Origin temporary = originOf(tmp);
+  ArenaView temporary = getArenaView(tmp);
 
-  // The last op of the block that uses the temporary (or a view of it).
+  // The last op of the block that uses the temporary (or an alias of it).
   Operation *lastUse = copy;
-  SmallVector<Value> aliases{tmp};
-  while (!aliases.empty()) {
-    for (Operation *user : aliases.pop_back_val().getUsers()) {
-      Operation *inBlock = block->findAncestorOpInBlock(*user);
-      if (!inBlock)
-        return false;
-      if (lastUse->isBeforeInBlock(inBlock))
-        lastUse = inBlock;
-      if (isa<ViewLikeOpInterface>(user))
-        llvm::append_range(aliases, user->getResults());
-    }
-  }
+  if (failed(walkAliasUses(tmp, [&](OpOperand &use) {
+        Operation *inBlock = block->findAncestorOpInBlock(*use.getOwner());
+        if (!inBlock)
+          return failure();
+        if (lastUse->isBeforeInBlock(inBlock))
+          lastUse = inBlock;
+        return success();
+      })))
+    return false;
   // Once the temporary is the slot, each write to it is a write to the
   // slot: the slot's old bytes may only be read by the update that first
   // writes the temporary, and the temporary must keep after the copy what
@@ -212,22 +147,22 @@ bool elide(memref::CopyOp copy) {
     for (const Access &access : accessesOf(op)) {
       if (!access.value)
         return false;
-      Origin origin = originOf(access.value);
-      if (origin.mayOverlap(temporary)) {
+      ArenaView view = getArenaView(access.value);
+      if (view.mayOverlap(temporary)) {
         touchesTmp = true;
         if (!beforeCopy && access.write)
           return false;
       }
-      if (!origin.mayOverlap(slot))
+      if (!view.mayOverlap(*slot))
         continue;
-      if (beforeCopy ? tmpTouched || !isElementwiseUpdate(access, tmp, slot)
+      if (beforeCopy ? tmpTouched || !isElementwiseUpdate(access, tmp, *slot)
                      : access.write)
         return false;
     }
     tmpTouched |= touchesTmp;
   }
 
-  Value view = viewSlot(alloc, alloc.getType(), slotView.getSource(), slot);
+  Value view = viewSlot(alloc, alloc.getType(), *slot);
   copy.erase();
   alloc.replaceAllUsesWith(view);
   alloc.erase();
@@ -263,12 +198,10 @@ bool forward(memref::CopyOp copy) {
   auto slotView = copy.getTarget().getDefiningOp<memref::ViewOp>();
   if (!alloc || !slotView || alloc.getType() != slotView.getType())
     return false;
-  Origin slot = originOf(slotView);
-  if (slot.kind != Origin::Argument ||
-      slot.end == std::numeric_limits<int64_t>::max() ||
-      slot.root.getType() != slotView.getSource().getType())
+  std::optional<ArenaView> slot = slotOf(slotView);
+  if (!slot)
     return false;
-  Origin temporary = originOf(tmp);
+  ArenaView temporary = getArenaView(tmp);
   Block *block = copy->getBlock();
   if (llvm::any_of(tmp.getUsers(),
                    [&](Operation *user) { return user->getBlock() != block; }))
@@ -287,12 +220,12 @@ bool forward(memref::CopyOp copy) {
         t.unknown = true;
         continue;
       }
-      Origin origin = originOf(access.value);
-      if (origin.mayOverlap(temporary)) {
+      ArenaView view = getArenaView(access.value);
+      if (view.mayOverlap(temporary)) {
         t.unknown |= access.value != tmp;
         (access.write ? t.writesTmp : t.readsTmp) = true;
       }
-      if (origin.mayOverlap(slot))
+      if (view.mayOverlap(*slot))
         (access.write ? t.writesSlot : t.readsSlot) = true;
     }
     return t;
@@ -316,8 +249,8 @@ bool forward(memref::CopyOp copy) {
   if (!writer || !overwrites(writer, tmp))
     return false;
   for (const Access &access : accessesOf(writer))
-    if (access.value && originOf(access.value).mayOverlap(slot) &&
-        !isElementwiseUpdate(access, tmp, slot))
+    if (access.value && getArenaView(access.value).mayOverlap(*slot) &&
+        !isElementwiseUpdate(access, tmp, *slot))
       return false;
   // On from the copy to the op that overwrites `tmp` (or the block's end),
   // which may read the value through its inputs.
@@ -339,7 +272,7 @@ bool forward(memref::CopyOp copy) {
   }
 
   // The slot's view may come after the writer: a new one from the arena.
-  Value slotHere = viewSlot(writer, alloc.getType(), slot.root, slot);
+  Value slotHere = viewSlot(writer, alloc.getType(), *slot);
   cast<linalg::GenericOp>(writer).getDpsInitOperand(0)->set(slotHere);
   for (Operation *reader : readers)
     for (OpOperand &operand : reader->getOpOperands())

@@ -4,10 +4,12 @@
 // integers): a row sum into initialized outputs, a maximum over two
 // reduction loops, a whole tensor of bf16 values summed in f32 into a
 // scalar, a bias-gradient-like sum over the leading loops into a 1x1xN
-// output, and a layer-norm-like chain fused into one kernel in an arena
-// whose places are reused as the memory plan reuses them (exact dyadic
-// values; the emulation runs blocks last first, so a block that wrote over
-// what another had yet to read would show).
+// output, a layer-norm-like chain fused into one kernel in an arena
+// whose places are reused as the memory plan reuses them, and row sums
+// whose places are reached two ways (two get_globals of one global; the
+// arena and the arena a loop carries) next to an op that writes over their
+// input (exact dyadic values; the emulation runs blocks last first, so a
+// block that wrote over what another had yet to read would show).
 // RUN: gacc-opt %s --gacc-cuda-block-reductions --gacc-cuda-emulate-launches \
 // RUN:   --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \
 // RUN:   --lower-affine --finalize-memref-to-llvm --convert-math-to-llvm \
@@ -26,8 +28,22 @@
 // RUN: | FileCheck %s
 // Every reduction became a kernel.
 // RUN: gacc-opt %s --gacc-cuda-block-reductions | FileCheck %s --check-prefix=KERNELS
-// KERNELS-COUNT-5: gpu.launch blocks
+// KERNELS-COUNT-6: gpu.launch blocks
 // KERNELS-NOT: gpu.launch blocks
+// In @carried, the fills join the row sums through another get_global of
+// the same global and through the arena a loop carries; the op that writes
+// over rows of the input that other blocks have yet to read stays out.
+// RUN: gacc-opt %s --gacc-cuda-block-reductions | FileCheck %s --check-prefix=CARRIED
+// CARRIED-LABEL: func.func @carried
+// CARRIED-NOT: linalg.
+// CARRIED: gpu.launch blocks
+// CARRIED-NOT: linalg.
+// CARRIED: gpu.terminator
+// CARRIED-NEXT: }
+// CARRIED-NEXT: memref.view
+// CARRIED-NEXT: linalg.generic
+// CARRIED-NOT: gpu.launch
+// CARRIED: return
 
 // CHECK: 898
 // CHECK-NEXT: 902
@@ -43,6 +59,11 @@
 // CHECK-NEXT: 64544
 // CHECK-NEXT: 66780
 // CHECK-NEXT: 64512
+// CHECK-NEXT: 189
+// CHECK-NEXT: 192
+// CHECK-NEXT: 820
+// CHECK-NEXT: 1023
+// CHECK-NEXT: 1021
 
 #id2 = affine_map<(i, j) -> (i, j)>
 #id3 = affine_map<(i, j, k) -> (i, j, k)>
@@ -99,6 +120,68 @@ func.func @fill3(%m: memref<?x?x?xf32>) {
     %f = arith.sitofp %ri : i32 to f32
     linalg.yield %f : f32
   }
+  return
+}
+
+memref.global "private" @rowsums : memref<128x1xf32> = uninitialized
+
+// Row sums of x and of x² (x as @fill2 makes it, at 32 KiB), the first into
+// a global, the second at byte 0 of the arena; then x + both sums written
+// at 16 KiB: its row p is x's row p - 64.
+func.func @carried(%arena: memref<98304xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %o16k = arith.constant 16384 : index
+  %o32k = arith.constant 32768 : index
+  %carried = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %arena) -> (memref<98304xi8>) {
+    scf.yield %a : memref<98304xi8>
+  }
+  %x = memref.view %arena[%o32k][] : memref<98304xi8> to memref<128x64xf32>
+  %xd = memref.cast %x : memref<128x64xf32> to memref<?x?xf32>
+  call @fill2(%xd) : (memref<?x?xf32>) -> ()
+  %g = memref.get_global @rowsums : memref<128x1xf32>
+  linalg.fill ins(%zero : f32) outs(%g : memref<128x1xf32>)
+  %sums = memref.get_global @rowsums : memref<128x1xf32>
+  linalg.generic {indexing_maps = [#id2, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<128x64xf32>) outs(%sums : memref<128x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  }
+  %t = memref.view %arena[%c0][] : memref<98304xi8> to memref<128x1xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<128x1xf32>)
+  %squares = memref.view %carried[%c0][] : memref<98304xi8> to memref<128x1xf32>
+  linalg.generic {indexing_maps = [#id2, #stat], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<128x64xf32>) outs(%squares : memref<128x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %p = arith.mulf %in, %in : f32
+    %s = arith.addf %p, %out : f32
+    linalg.yield %s : f32
+  }
+  %shifted = memref.view %carried[%o16k][] : memref<98304xi8> to memref<128x64xf32>
+  linalg.generic {indexing_maps = [#id2, #stat, #stat, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sums, %squares : memref<128x64xf32>, memref<128x1xf32>, memref<128x1xf32>)
+      outs(%shifted : memref<128x64xf32>) {
+  ^bb0(%in: f32, %s: f32, %q: f32, %o: f32):
+    %a = arith.addf %in, %s : f32
+    %b = arith.addf %a, %q : f32
+    linalg.yield %b : f32
+  }
+  %c5 = arith.constant 5 : index
+  %c63 = arith.constant 63 : index
+  %c64 = arith.constant 64 : index
+  %c127 = arith.constant 127 : index
+  %s0 = memref.load %sums[%c0, %c0] : memref<128x1xf32>
+  %s1 = memref.load %sums[%c127, %c0] : memref<128x1xf32>
+  %q0 = memref.load %squares[%c5, %c0] : memref<128x1xf32>
+  %y0 = memref.load %shifted[%c127, %c63] : memref<128x64xf32>
+  %y1 = memref.load %shifted[%c64, %c5] : memref<128x64xf32>
+  call @print(%s0) : (f32) -> ()
+  call @print(%s1) : (f32) -> ()
+  call @print(%q0) : (f32) -> ()
+  call @print(%y0) : (f32) -> ()
+  call @print(%y1) : (f32) -> ()
   return
 }
 
@@ -257,5 +340,6 @@ func.func @main() {
   call @print(%y3) : (f32) -> ()
   call @print(%q0) : (f32) -> ()
   call @print(%q1) : (f32) -> ()
+  call @carried(%arena) : (memref<98304xi8>) -> ()
   return
 }

@@ -288,3 +288,176 @@ func.func @few_wide_rows(%x: memref<8x4096xf32>, %sum: memref<8x1xf32>, %y: memr
   }
   return
 }
+
+// -----
+
+#x = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i, 0)>
+
+// The arena that a loop carries unchanged is the arena: the fill of its
+// bytes 0.. and the sum into the same bytes through the carried arena are
+// the same rows, and join. A loop that yields another buffer may yield any
+// memory: its view's fill stays out.
+// CHECK-LABEL: func.func @carried_arena
+// CHECK-NOT: linalg.
+// CHECK: gpu.launch
+// CHECK-NOT: linalg.
+// CHECK-LABEL: func.func @other_buffer
+// CHECK: linalg.fill
+// CHECK: gpu.launch
+func.func @carried_arena(%arena: memref<?xi8>, %x: memref<256x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %carried = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %arena) -> (memref<?xi8>) {
+    scf.yield %a : memref<?xi8>
+  }
+  %init = memref.view %arena[%c0][] : memref<?xi8> to memref<256x1xf32>
+  linalg.fill ins(%zero : f32) outs(%init : memref<256x1xf32>)
+  %sum = memref.view %carried[%c0][] : memref<?xi8> to memref<256x1xf32>
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<256x128xf32>) outs(%sum : memref<256x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @other_buffer(%arena: memref<?xi8>, %x: memref<256x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %other = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %arena) -> (memref<?xi8>) {
+    %new = memref.alloc() : memref<1024xi8>
+    %cast = memref.cast %new : memref<1024xi8> to memref<?xi8>
+    scf.yield %cast : memref<?xi8>
+  }
+  %init = memref.view %other[%c0][] : memref<?xi8> to memref<256x1xf32>
+  linalg.fill ins(%zero : f32) outs(%init : memref<256x1xf32>)
+  %sum = memref.view %arena[%c0][] : memref<?xi8> to memref<256x1xf32>
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<256x128xf32>) outs(%sum : memref<256x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i, 0)>
+#first = affine_map<(i, j) -> (0, 0)>
+
+// Every get_global of one name is one memory: a fill through one and a sum
+// through another are the same rows and join; an op that reads row 0 of
+// the sums through a third stays out (it must wait for every block).
+memref.global "private" @sums : memref<256x1xf32> = uninitialized
+// CHECK-LABEL: func.func @one_global
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.terminator
+// CHECK: linalg.generic
+// CHECK-NOT: gpu.launch
+func.func @one_global(%x: memref<256x128xf32>, %y: memref<256x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %init = memref.get_global @sums : memref<256x1xf32>
+  linalg.fill ins(%zero : f32) outs(%init : memref<256x1xf32>)
+  %sum = memref.get_global @sums : memref<256x1xf32>
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<256x128xf32>) outs(%sum : memref<256x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  %again = memref.get_global @sums : memref<256x1xf32>
+  linalg.generic {indexing_maps = [#x, #first, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %again : memref<256x128xf32>, memref<256x1xf32>) outs(%y : memref<256x128xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %q = arith.divf %a, %s : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i, 0)>
+
+// Two views at one byte shift with other types are other rows (row p of
+// the 256x2 view is rows 2p and 2p + 1 of the sums): the op that writes it
+// stays out.
+// CHECK-LABEL: func.func @same_shift_other_type
+// CHECK: gpu.launch
+// CHECK: gpu.terminator
+// CHECK: linalg.generic
+func.func @same_shift_other_type(%arena: memref<?xi8>, %x: memref<256x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %sum = memref.view %arena[%c0][] : memref<?xi8> to memref<256x1xf32>
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<256x128xf32>) outs(%sum : memref<256x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  %wide = memref.view %arena[%c0][] : memref<?xi8> to memref<256x2xf32>
+  linalg.generic {indexing_maps = [#row, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%sum : memref<256x1xf32>) outs(%wide : memref<256x2xf32>) {
+  ^bb0(%s: f32, %o: f32):
+    %h = arith.mulf %s, %s : f32
+    linalg.yield %h : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i, 0)>
+
+// A view of a view of the arena is at the sum of their shifts: the fill at
+// byte 512 of the view at 512 and the sum at 1024 are the same rows, and
+// join. Past a shift that is not a constant the place is unknown: the fill
+// at 1024 past byte %n stays out of the kernel of the sum at 2048.
+// CHECK-LABEL: func.func @nested_views
+// CHECK-NOT: linalg.
+// CHECK: gpu.launch
+// CHECK-NOT: linalg.
+// CHECK-LABEL: func.func @unknown_shift
+// CHECK: linalg.fill
+// CHECK: gpu.launch
+func.func @nested_views(%arena: memref<?xi8>, %x: memref<256x128xf32>) {
+  %c512 = arith.constant 512 : index
+  %c1024 = arith.constant 1024 : index
+  %zero = arith.constant 0.0 : f32
+  %region = memref.view %arena[%c512][] : memref<?xi8> to memref<2048xi8>
+  %init = memref.view %region[%c512][] : memref<2048xi8> to memref<256x1xf32>
+  linalg.fill ins(%zero : f32) outs(%init : memref<256x1xf32>)
+  %sum = memref.view %arena[%c1024][] : memref<?xi8> to memref<256x1xf32>
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<256x128xf32>) outs(%sum : memref<256x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @unknown_shift(%arena: memref<?xi8>, %x: memref<256x128xf32>, %n: index) {
+  %c1024 = arith.constant 1024 : index
+  %c2048 = arith.constant 2048 : index
+  %zero = arith.constant 0.0 : f32
+  %region = memref.view %arena[%n][] : memref<?xi8> to memref<2048xi8>
+  %init = memref.view %region[%c1024][] : memref<2048xi8> to memref<256x1xf32>
+  linalg.fill ins(%zero : f32) outs(%init : memref<256x1xf32>)
+  %sum = memref.view %arena[%c2048][] : memref<?xi8> to memref<256x1xf32>
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<256x128xf32>) outs(%sum : memref<256x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -109,3 +109,51 @@ func.func @kernel_reads_host_constants(%out: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// A view of a view of a global moves into the kernel that reads it with
+// the global. A view of what a loop carries, even a global unchanged, stays
+// on the host with the loop (which is not a view), as does a view of an
+// allocation.
+memref.global "private" constant @grid : memref<2x4xf32> = dense<1.0>
+// CHECK-LABEL: func.func @views_of_globals
+// CHECK: %[[GRID:.*]] = memref.get_global @grid
+// CHECK: %[[BUF:.*]] = memref.alloc()
+// CHECK: %[[BUF_FLAT:.*]] = memref.collapse_shape %[[BUF]]
+// CHECK: %[[CARRIED:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[GRID]])
+// CHECK: %[[ROW:.*]] = memref.subview %[[CARRIED]][1, 0] [1, 4] [1, 1]
+// CHECK-NOT: memref.collapse_shape
+// CHECK: gpu.launch
+// CHECK-DAG: %[[OWN:.*]] = memref.get_global @grid
+// CHECK-DAG: %[[FLAT:.*]] = memref.collapse_shape %[[OWN]]
+// CHECK-DAG: %[[CAST:.*]] = memref.cast %[[FLAT]]
+// CHECK: memref.load %[[CAST]]
+// CHECK: memref.load %[[BUF_FLAT]]
+// CHECK: memref.load %[[ROW]]
+// CHECK: gpu.terminator
+func.func @views_of_globals(%out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %grid = memref.get_global @grid : memref<2x4xf32>
+  %flat = memref.collapse_shape %grid [[0, 1]] : memref<2x4xf32> into memref<8xf32>
+  %cast = memref.cast %flat : memref<8xf32> to memref<?xf32>
+  %buf = memref.alloc() : memref<2x4xf32>
+  %buf_flat = memref.collapse_shape %buf [[0, 1]] : memref<2x4xf32> into memref<8xf32>
+  %carried = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %grid) -> (memref<2x4xf32>) {
+    scf.yield %a : memref<2x4xf32>
+  }
+  %row = memref.subview %carried[1, 0] [1, 4] [1, 1] : memref<2x4xf32> to memref<4xf32, strided<[1], offset: 4>>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1) {
+    %g = memref.load %cast[%tx] : memref<?xf32>
+    %b = memref.load %buf_flat[%tx] : memref<8xf32>
+    %r = memref.load %row[%c0] : memref<4xf32, strided<[1], offset: 4>>
+    %s = arith.addf %g, %b : f32
+    %t = arith.addf %s, %r : f32
+    memref.store %t, %out[%tx] : memref<8xf32>
+    gpu.terminator
+  }
+  return
+}

@@ -100,3 +100,54 @@ func.func @no_workspace() {
   %a = memref.alloc() : memref<4xf32>
   return
 }
+
+// -----
+
+// A buffer lives as long as what may hold it: %a, yielded by an scf.if, is
+// read through the if's result after %b is allocated, so %b goes after it.
+// CHECK-LABEL: func.func @through_if
+// CHECK-SAME: gacc.unplanned_bytes = 0 : i64, gacc.workspace_bytes = 2048 : i64
+// CHECK: memref.view %{{.*}}[%c0{{(_[0-9]+)?}}][] : memref<?xi8> to memref<256xf32>
+// CHECK: scf.if
+// CHECK: memref.view %{{.*}}[%c1024][] : memref<?xi8> to memref<256xf32>
+func.func @through_if(%c: i1, %out: memref<f32>, %ws: memref<?xi8> {gacc.arena = "workspace"}) {
+  %cst = arith.constant 1.0 : f32
+  %c0 = arith.constant 0 : index
+  %a = memref.alloc() : memref<256xf32>
+  linalg.fill ins(%cst : f32) outs(%a : memref<256xf32>)
+  %r = scf.if %c -> (memref<256xf32>) {
+    scf.yield %a : memref<256xf32>
+  } else {
+    scf.yield %a : memref<256xf32>
+  }
+  %b = memref.alloc() : memref<256xf32>
+  linalg.fill ins(%cst : f32) outs(%b : memref<256xf32>)
+  %x = memref.load %r[%c0] : memref<256xf32>
+  %y = memref.load %b[%c0] : memref<256xf32>
+  %s = arith.addf %x, %y : f32
+  memref.store %s, %out[] : memref<f32>
+  return
+}
+
+// -----
+
+// A buffer that a terminator the plan does not follow hands on (here to
+// the other region of an scf.while and its result) stays on the heap.
+// CHECK-LABEL: func.func @through_while
+// CHECK-SAME: gacc.unplanned_bytes = 32 : i64, gacc.workspace_bytes = 0 : i64
+// CHECK: scf.while
+// CHECK: memref.alloc() : memref<4xf32>
+func.func @through_while(%out: memref<f32>, %ws: memref<?xi8> {gacc.arena = "workspace"}) {
+  %c0 = arith.constant 0 : index
+  %false = arith.constant false
+  %r = scf.while (%i = %c0) : (index) -> memref<4xf32> {
+    %buf = memref.alloc() : memref<4xf32>
+    scf.condition(%false) %buf : memref<4xf32>
+  } do {
+  ^bb0(%b: memref<4xf32>):
+    scf.yield %c0 : index
+  }
+  %v = memref.load %r[%c0] : memref<4xf32>
+  memref.store %v, %out[] : memref<f32>
+  return
+}

@@ -279,3 +279,108 @@ func.func @partly_overwritten(%state: memref<?xi8>, %g: memref<4xf32>, %out: mem
   memref.store %v, %out[] : memref<f32>
   return
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// What the analysis of arena views sees through. The update reads the slot
+// through a view of the arena that a loop carries unchanged: the same bytes
+// at the same indices, so it is computed in the slot. A write to a global
+// is no write to the arena.
+// CHECK-LABEL: func.func @through_carried_arena
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<4xf32>)
+// CHECK-NOT: memref.copy
+// CHECK: return
+memref.global "private" @counter : memref<f32> = dense<0.0>
+func.func @through_carried_arena(%state: memref<?xi8>, %g: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %one = arith.constant 1.0 : f32
+  %carried = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %state) -> (memref<?xi8>) {
+    scf.yield %a : memref<?xi8>
+  }
+  %old = memref.view %carried[%c16][] : memref<?xi8> to memref<4xf32>
+  %p = memref.view %state[%c16][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%old, %g : memref<4xf32>, memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  %count = memref.get_global @counter : memref<f32>
+  memref.store %one, %count[] : memref<f32>
+  memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// Not when the loop yields another buffer (its views may be anything),
+// nor when the update reads the slot's bytes at the same shift with
+// another type, nor when a loop hands on the temporary and its result is
+// read after the slot is written.
+// CHECK-LABEL: func.func @through_other_buffer
+// CHECK: memref.copy
+// CHECK-LABEL: func.func @same_shift_other_type
+// CHECK: memref.copy
+// CHECK-LABEL: func.func @temporary_carried
+// CHECK: memref.copy
+func.func @through_other_buffer(%state: memref<?xi8>, %g: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %carried = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %state) -> (memref<?xi8>) {
+    %other = memref.alloc() : memref<64xi8>
+    %cast = memref.cast %other : memref<64xi8> to memref<?xi8>
+    scf.yield %cast : memref<?xi8>
+  }
+  %old = memref.view %carried[%c0][] : memref<?xi8> to memref<4xf32>
+  %p = memref.view %state[%c0][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%old, %g : memref<4xf32>, memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
+  return
+}
+func.func @same_shift_other_type(%state: memref<?xi8>, %g: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %bits = memref.view %state[%c0][] : memref<?xi8> to memref<4xi32>
+  %p = memref.view %state[%c0][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<4xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%bits, %g : memref<4xi32>, memref<4xf32>) outs(%tmp : memref<4xf32>) {
+  ^bb0(%a: i32, %b: f32, %o: f32):
+    %f = arith.sitofp %a : i32 to f32
+    %d = arith.subf %f, %b : f32
+    linalg.yield %d : f32
+  }
+  memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
+  return
+}
+func.func @temporary_carried(%state: memref<?xi8>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %two = arith.constant 2.0 : f32
+  %p = memref.view %state[%c0][] : memref<?xi8> to memref<4xf32>
+  %tmp = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%one : f32) outs(%tmp : memref<4xf32>)
+  %same = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %tmp) -> (memref<4xf32>) {
+    scf.yield %a : memref<4xf32>
+  }
+  memref.copy %tmp, %p : memref<4xf32> to memref<4xf32>
+  linalg.fill ins(%two : f32) outs(%p : memref<4xf32>)
+  %v = memref.load %same[%c0] : memref<4xf32>
+  memref.store %v, %out[] : memref<f32>
+  return
+}

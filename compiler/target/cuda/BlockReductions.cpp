@@ -14,15 +14,12 @@
 #include "compiler/target/cuda/KernelCodegen.h"
 #include "compiler/target/cuda/KernelIndexing.h"
 #include "compiler/target/cuda/Passes.h"
-#include "dialects/gacc/GaccShapes.h"
+#include "passes/ArenaViews.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
-
-#include <limits>
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_BLOCKREDUCTIONS
@@ -201,72 +198,6 @@ std::optional<KernelOp> matchRowOp(Operation *operation,
   return kernelOp;
 }
 
-/// The bytes of a buffer: a range of its root (an arena of the step, an
-/// allocation), all of the root when not known.
-struct Extent {
-  Value root;
-  int64_t begin = 0;
-  int64_t end = std::numeric_limits<int64_t>::max();
-};
-
-Extent extentOf(Value buffer) {
-  if (auto view = buffer.getDefiningOp<memref::ViewOp>()) {
-    Extent extent = extentOf(view.getSource());
-    std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
-    std::optional<int64_t> bytes = gacc::getStaticByteSize(view.getType());
-    if (shift && bytes) {
-      extent.begin += *shift;
-      extent.end = extent.begin + *bytes;
-    }
-    return extent;
-  }
-  // Other views stay within their source.
-  if (auto view = buffer.getDefiningOp<ViewLikeOpInterface>())
-    return extentOf(view.getViewSource());
-  return {buffer};
-}
-
-/// Whether two roots are different memory: the step's arguments (its
-/// arenas, separate ranges of device memory), allocations and globals of
-/// different names.
-bool areDistinctRoots(Value a, Value b) {
-  auto global = [](Value v) -> std::optional<StringRef> {
-    if (auto get = v.getDefiningOp<memref::GetGlobalOp>())
-      return get.getName();
-    return std::nullopt;
-  };
-  auto isRoot = [&](Value v) {
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      return isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
-    return isa_and_present<memref::AllocOp, memref::AllocaOp>(
-               v.getDefiningOp()) ||
-           global(v).has_value();
-  };
-  if (a == b || !isRoot(a) || !isRoot(b))
-    return false;
-  return !global(a) || !global(b) || *global(a) != *global(b);
-}
-
-bool areDisjoint(Value a, Value b) {
-  Extent x = extentOf(a), y = extentOf(b);
-  if (x.root != y.root)
-    return areDistinctRoots(x.root, y.root);
-  return x.end <= y.begin || y.end <= x.begin;
-}
-
-/// Whether `a` and `b` are the same memory, addressed alike: one value, or
-/// views of one source at one byte shift with one type.
-bool isSameBuffer(Value a, Value b) {
-  if (a == b)
-    return true;
-  auto x = a.getDefiningOp<memref::ViewOp>();
-  auto y = b.getDefiningOp<memref::ViewOp>();
-  if (!x || !y || x.getSource() != y.getSource() || x.getType() != y.getType())
-    return false;
-  std::optional<int64_t> xShift = getConstantIntValue(x.getByteShift());
-  return xShift && xShift == getConstantIntValue(y.getByteShift());
-}
-
 /// Whether `candidate` can run in the chain's kernel: run row by row, the
 /// ops meet at no byte that one of them writes, but for row p's bytes at
 /// row p (which the barriers between ops keep in order).
@@ -280,9 +211,9 @@ bool canJoin(const Chain &chain, const KernelOp &candidate,
       return true;
     if (!xOp.isDpsInit(&x) && !yOp.isDpsInit(&y))
       return true;
-    if (areDisjoint(x.get(), y.get()))
+    if (!gacc::mayOverlap(x.get(), y.get()))
       return true;
-    return isSameBuffer(x.get(), y.get()) &&
+    return gacc::isSameBuffer(x.get(), y.get()) &&
            isRowLocal(x.get(), xOp.getMatchingIndexingMap(&x), rows) &&
            isRowLocal(y.get(), yOp.getMatchingIndexingMap(&y), rows);
   };

@@ -1,6 +1,7 @@
 //===- HostMemoryToKernels.cpp - no host access to device memory ------------===//
 
 #include "compiler/target/cuda/Passes.h"
+#include "passes/ArenaViews.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -55,11 +56,8 @@ bool readsOrWrites(Operation *op) {
 /// kernel gets its own copy (outlining clones the global into the kernel
 /// module, in device memory).
 bool isHostConstant(Operation *op) {
-  if (isa<memref::GetGlobalOp>(op))
-    return true;
-  auto view = dyn_cast<ViewLikeOpInterface>(op);
-  Operation *source = view ? view.getViewSource().getDefiningOp() : nullptr;
-  return source && isHostConstant(source);
+  return isa<memref::GetGlobalOp, ViewLikeOpInterface>(op) &&
+         gacc::getArenaView(op->getResult(0)).kind == gacc::ArenaView::Global;
 }
 
 class HostMemoryToKernels {
