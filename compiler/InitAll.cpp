@@ -27,6 +27,7 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 #include "compiler/BufferizationInterfaces.h"
+#include "compiler/Passes.h"
 #include "compiler/Pipelines.h"
 #include "compiler/conversion/Passes.h"
 #include "compiler/target/common/Passes.h"
@@ -92,6 +93,7 @@ void mlir::gacc::registerAllPasses() {
   mlir::registerCSEPass();
   registerGaccCudaPasses();
   registerGaccPasses();
+  registerGaccCompilerPasses();
   registerGaccConversionPasses();
   registerGaccCommonPasses();
   registerGaccCpuPasses();

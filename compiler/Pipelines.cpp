@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - the gacc compilation pipelines -----------------------===//
 
 #include "compiler/Pipelines.h"
+#include "compiler/Passes.h"
 #include "compiler/conversion/Passes.h"
 #include "compiler/target/common/Passes.h"
 #include "compiler/target/cpu/Passes.h"
@@ -28,6 +29,7 @@ void gacc::buildDifferentiationPipeline(OpPassManager &pm) {
 
 void gacc::buildTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options) {
+  pm.addPass(createConfigureStep(options));
   buildDifferentiationPipeline(pm);
   pm.addPass(createRemat());
   pm.addPass(createAccumulate());
@@ -175,9 +177,23 @@ void gacc::registerPipelines() {
           target.kind = StepTarget::CudaEmulated;
         (void)buildCodegenPipeline(pm, target);
       });
-  PassPipelineRegistration<TrainingPipelineOptions>(
-      "gacc-cpu-pipeline", "Compile a training step for the CPU, end to end",
-      [](OpPassManager &pm, const TrainingPipelineOptions &options) {
-        (void)buildCpuPipeline(pm, options);
+  // The whole pipeline, for the target its options name.
+  registerPassPipeline(
+      "gacc-cpu-pipeline",
+      "Compile a training step for its target (cpu by default), end to end",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        TrainingPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::string error;
+        FailureOr<CodegenTarget> target =
+            parseCodegenTarget(options.target, error);
+        if (failed(target))
+          return errorHandler(error);
+        return buildCpuPipeline(pm, options, *target);
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> printOptions) {
+        printOptions(TrainingPipelineOptions());
       });
 }

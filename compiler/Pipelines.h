@@ -4,7 +4,9 @@
 // pipeline for gacc-opt (IREE's buildXPassPipeline + registerXPassPipeline):
 //
 //   gacc-training-pipeline    gacc → step/eval functions over gacc ops
-//                             (autodiff, step builder, decomposition)
+//                             (the options applied to the step by
+//                             gacc-configure-step, autodiff, step builder,
+//                             decomposition)
 //   gacc-to-linalg-pipeline   gacc → linalg/tensor/arith/math, fused
 //   gacc-bufferize-pipeline   in-place accumulators, bufferization, the
 //                             static memory plan (what `gacc plan` reads)
@@ -19,23 +21,122 @@
 #ifndef GACC_COMPILER_PIPELINES_H
 #define GACC_COMPILER_PIPELINES_H
 
+#include "compiler/OptionalOption.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir::gacc {
 
-struct TrainingPipelineOptions
-    : public PassPipelineOptions<TrainingPipelineOptions> {
-  Option<std::string> step{*this, "step",
+/// The options of the training pipeline, named like the `gacc` flags. They
+/// are declared once, here, for TrainingPipelineOptions (`Owner` a
+/// PassOptions) and for the gacc-configure-step pass (`Owner` a Pass), so
+/// that both parse and print the same names. An option left unset (None,
+/// "") keeps what the model says.
+template <typename Owner> class TrainingOptionList {
+  // Declared first: the options register with it as they are built.
+  Owner &owner;
+
+public:
+  template <typename T>
+  using Option =
+      std::conditional_t<std::is_same_v<Owner, Pass>, Pass::Option<T>,
+                         ::mlir::detail::PassOptions::Option<T>>;
+  using Count = std::optional<int64_t>;
+
+  explicit TrainingOptionList(Owner &owner) : owner(owner) {}
+
+  Option<std::string> step{owner, "step",
                            llvm::cl::desc("The gacc.train_step to compile "
-                                          "(default: the only one)"),
-                           llvm::cl::init("")};
+                                          "(default: the only one)")};
+  Option<std::string> target{
+      owner, "target",
+      llvm::cl::desc("What the step runs on: cpu, cuda or cuda-emulated "
+                     "(read by the entry points and gacc-cpu-pipeline)"),
+      llvm::cl::init("cpu")};
+  Option<Count> batch{owner, "batch",
+                      llvm::cl::desc("Global batch size: rebuild the model "
+                                     "for this many examples per step")};
+  Option<Count> microBatch{
+      owner, "micro-batch",
+      llvm::cl::desc("Accumulate gradients over micro-batches of this size")};
+  Option<Count> accumulationSteps{
+      owner, "accumulation-steps",
+      llvm::cl::desc("Accumulate over K micro-batches of ceil(batch / K)")};
+  Option<std::string> memoryBudget{
+      owner, "memory-budget",
+      llvm::cl::desc("The largest micro-batch whose planned peak fits in "
+                     "these bytes (8GiB, 512MiB, 1e9, ...)")};
+  Option<std::string> remat{
+      owner, "remat",
+      llvm::cl::desc("Rematerialization policy: none, blocks, sqrt, matmuls "
+                     "or budget")};
+  Option<std::string> rematBudget{
+      owner, "remat-budget",
+      llvm::cl::desc("With remat=budget: the peak to stay within (bytes)")};
+  Option<std::string> precision{
+      owner, "precision",
+      llvm::cl::desc("Compute precision: f32, f16 or bf16 (f32 master "
+                     "weights)")};
+  Option<Count> ranks{
+      owner, "ranks",
+      llvm::cl::desc("ZeRO data-parallel ranks, each reading batch/N "
+                     "examples")};
+  Option<Count> zeroStage{owner, "zero-stage",
+                          llvm::cl::desc("ZeRO stage: 0, 1, 2 or 3")};
+  Option<std::optional<double>> lr{
+      owner, "lr", llvm::cl::desc("The optimizer's base learning rate")};
+  Option<std::optional<double>> weightDecay{
+      owner, "weight-decay", llvm::cl::desc("The optimizer's weight decay")};
+  Option<std::optional<double>> gradClip{
+      owner, "grad-clip",
+      llvm::cl::desc("Clip the global gradient norm to this")};
+  Option<uint64_t> seed{
+      owner, "seed",
+      llvm::cl::desc("Seed of the parameters' initialization (read by the "
+                     "entry points that initialize a trainer)"),
+      llvm::cl::init(0)};
+
+  /// Takes every option's value from `other`: the pipeline's options into
+  /// its gacc-configure-step, and that pass's back for configureTrainStep.
+  template <typename OtherOwner>
+  void copyFrom(const TrainingOptionList<OtherOwner> &other) {
+    step = other.step.getValue();
+    target = other.target.getValue();
+    batch = other.batch.getValue();
+    microBatch = other.microBatch.getValue();
+    accumulationSteps = other.accumulationSteps.getValue();
+    memoryBudget = other.memoryBudget.getValue();
+    remat = other.remat.getValue();
+    rematBudget = other.rematBudget.getValue();
+    precision = other.precision.getValue();
+    ranks = other.ranks.getValue();
+    zeroStage = other.zeroStage.getValue();
+    lr = other.lr.getValue();
+    weightDecay = other.weightDecay.getValue();
+    gradClip = other.gradClip.getValue();
+    seed = other.seed.getValue();
+  }
+};
+
+/// The one configuration of a training step, for every entry point: the
+/// `gacc` CLI, gacc-opt's pipelines, the JIT (compileTrainer), AOT
+/// (compileArtifact), `gacc plan`, the C API and Python. Assign an option
+/// to set it (`options.microBatch = 8;`), or parse a pipeline string
+/// ("micro-batch=8 remat=sqrt precision=bf16").
+struct TrainingPipelineOptions
+    : public PassPipelineOptions<TrainingPipelineOptions>,
+      public TrainingOptionList<::mlir::detail::PassOptions> {
+  TrainingPipelineOptions()
+      : TrainingOptionList(static_cast<::mlir::detail::PassOptions &>(*this)) {}
 };
 
 /// The training pipeline's first stage: autocast, ZeRO's per-rank model,
 /// the micro-batch models and the gradient functions the step refers to
 /// (what the memory planner analyses before rematerialization).
 void buildDifferentiationPipeline(OpPassManager &pm);
+/// The whole training stage: gacc-configure-step applies `options` to the
+/// step (see ConfigureStep.h), then the transforms build it.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 void buildGaccToLinalgPipeline(OpPassManager &pm);
@@ -80,9 +181,11 @@ struct CodegenOptions : public PassPipelineOptions<CodegenOptions> {
 
 LogicalResult buildCodegenPipeline(OpPassManager &pm,
                                    const CodegenTarget &target = {});
+/// The whole pipeline: training, to-linalg and codegen for `target`, what
+/// `options.target` names (parseCodegenTarget).
 LogicalResult buildCpuPipeline(OpPassManager &pm,
                                const TrainingPipelineOptions &options,
-                               const CodegenTarget &target = {});
+                               const CodegenTarget &target);
 
 void registerPipelines();
 

@@ -6,7 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 ninja -C "$build" mlir-doc
-for doc in dialects/GaccDialect.md passes/GaccPasses.md passes/GaccConversionPasses.md passes/GaccCommonPasses.md passes/GaccCpuPasses.md passes/GaccCudaPasses.md; do
+for doc in dialects/GaccDialect.md passes/GaccPasses.md passes/GaccCompilerPasses.md passes/GaccConversionPasses.md passes/GaccCommonPasses.md passes/GaccCpuPasses.md passes/GaccCudaPasses.md; do
   mkdir -p "$root/docs/$(dirname "$doc")"
   cp "$build/docs/$doc" "$root/docs/$doc"
   echo "updated docs/$doc"

@@ -1,0 +1,226 @@
+//===- ConfigureStep.cpp - the training options applied to a step ---------===//
+
+#include "compiler/ConfigureStep.h"
+#include "compiler/Passes.h"
+#include "compiler/plan/MemoryPlan.h"
+#include "mlir/IR/Verifier.h"
+#include "passes/BatchSplit.h"
+#include "passes/Zero.h"
+
+using namespace mlir;
+using namespace mlir::gacc;
+
+namespace mlir::gacc {
+#define GEN_PASS_DEF_CONFIGURESTEP
+#include "compiler/Passes.h.inc"
+} // namespace mlir::gacc
+
+namespace {
+using Options = TrainingPipelineOptions;
+
+/// The bytes of a byte-size option (memory-budget, remat-budget).
+FailureOr<int64_t> byteSize(TrainStepOp step, StringRef flag, StringRef text) {
+  std::optional<int64_t> bytes = parseByteSize(text);
+  if (!bytes)
+    return step.emitError("--")
+           << flag << ": '" << text
+           << "' is not a byte size (such as 8GiB, 512MiB or 1e9)";
+  return *bytes;
+}
+
+LogicalResult applyPrecision(TrainStepOp step, const Options &options) {
+  StringRef precision = options.precision.getValue();
+  if (precision.empty())
+    return success();
+  std::optional<Precision> parsed = symbolizePrecision(precision);
+  if (!parsed)
+    return step.emitError("--precision: unknown type '")
+           << precision << "' (f32, f16 or bf16)";
+  step.setPrecisionAttr(PrecisionAttr::get(step.getContext(), *parsed));
+  return success();
+}
+
+/// ranks / zero-stage distribute the step (as gacc-zero does).
+LogicalResult applyZero(TrainStepOp step, const Options &options) {
+  std::optional<int64_t> ranks = options.ranks.getValue(),
+                         stage = options.zeroStage.getValue();
+  if (!ranks && !stage)
+    return success();
+  ZeroAttr zero = step.getEffectiveZero();
+  return distributeStep(step,
+                        stage.value_or(static_cast<int64_t>(zero.getStage())),
+                        ranks.value_or(static_cast<int64_t>(zero.getRanks())));
+}
+
+LogicalResult applyRemat(TrainStepOp step, const Options &options) {
+  StringRef remat = options.remat.getValue(),
+            rematBudget = options.rematBudget.getValue();
+  if (remat.empty() && rematBudget.empty())
+    return success();
+  RematAttr current = step.getEffectiveRemat();
+  RematPolicy policy = current.getPolicy();
+  if (!remat.empty()) {
+    std::optional<RematPolicy> parsed = symbolizeRematPolicy(remat);
+    if (!parsed)
+      return step.emitError("--remat: unknown policy '")
+             << remat << "' (none, blocks, sqrt, matmuls or budget)";
+    policy = *parsed;
+  }
+  uint64_t budget = current.getBudget();
+  if (!rematBudget.empty()) {
+    FailureOr<int64_t> bytes =
+        byteSize(step, options.rematBudget.ArgStr, rematBudget);
+    if (failed(bytes))
+      return failure();
+    budget = static_cast<uint64_t>(*bytes);
+  }
+  if (policy != RematPolicy::budget)
+    budget = 0;
+  step.setRematAttr(RematAttr::getChecked([&] { return step.emitError(); },
+                                          step.getContext(), policy, budget));
+  if (!step.getRematAttr())
+    return failure();
+  // A schedule the planner chose for another policy or budget.
+  step->removeAttr(kRematActivationBudgetAttrName);
+  return verify(step);
+}
+
+/// memory-budget: the largest micro-batch whose plan fits.
+LogicalResult fitMemoryBudget(TrainStepOp step, const Options &options) {
+  if (step.getEffectiveRemat().getPolicy() == RematPolicy::budget)
+    return step.emitError("give --memory-budget or the remat budget "
+                          "policy, not both");
+  FailureOr<int64_t> budget = byteSize(step, options.memoryBudget.ArgStr,
+                                       options.memoryBudget.getValue());
+  if (failed(budget))
+    return failure();
+  FailureOr<MemoryPlan> plan = fitMicroBatch(step, *budget);
+  if (failed(plan))
+    return failure();
+  step.emitRemark() << "memory budget " << formatBytes(*budget)
+                    << ": micro-batch " << plan->microBatchSize << " ("
+                    << plan->accumulationSteps << " accumulation step"
+                    << (plan->accumulationSteps == 1 ? "" : "s")
+                    << "), planned peak " << formatBytes(plan->peakBytes());
+  return success();
+}
+
+/// batch resizes the model; micro-batch / accumulation-steps /
+/// memory-budget set the micro-batch; the step is verified again, so bad
+/// values get its diagnostics.
+LogicalResult applyBatch(TrainStepOp step, const Options &options) {
+  if (std::optional<int64_t> batch = options.batch.getValue())
+    if (failed(resizeBatch(step, *batch)))
+      return failure();
+  std::optional<int64_t> micro = options.microBatch.getValue(),
+                         steps = options.accumulationSteps.getValue();
+  bool budget = !options.memoryBudget.empty();
+  if (micro.has_value() + steps.has_value() + budget > 1)
+    return step.emitError("give one of --micro-batch, --accumulation-steps "
+                          "and --memory-budget");
+  if (budget)
+    return fitMemoryBudget(step, options);
+  if (steps) {
+    if (*steps < 1)
+      return step.emitError("--accumulation-steps must be positive, got ")
+             << *steps;
+    micro = llvm::divideCeil(step.getBatchSize(), *steps);
+  }
+  if (!micro)
+    return success();
+  step.setMicroBatchSizeAttr(
+      Builder(step.getContext()).getI64IntegerAttr(*micro));
+  return verify(step);
+}
+
+/// The `budget` policy: the planner turns the peak budget into the
+/// activation budget gacc-remat schedules for (after the batch options:
+/// remat applies inside each micro-batch). A step that has its activation
+/// budget already is left alone: so are the copies the planner compiles
+/// with the schedule it tries.
+LogicalResult applyRematBudget(TrainStepOp step) {
+  RematAttr remat = step.getEffectiveRemat();
+  if (remat.getPolicy() != RematPolicy::budget ||
+      step->hasAttr(kRematActivationBudgetAttrName))
+    return success();
+  FailureOr<MemoryPlan> plan =
+      fitRematBudget(step, static_cast<int64_t>(remat.getBudget()));
+  if (failed(plan))
+    return failure();
+  step.emitRemark() << "remat budget " << formatBytes(remat.getBudget())
+                    << ": keeps " << formatBytes(plan->activationBytes)
+                    << " of " << formatBytes(plan->remat.activationBytes)
+                    << " activations, planned peak "
+                    << formatBytes(plan->peakBytes());
+  return success();
+}
+
+/// lr / weight-decay override the optimizer's, grad-clip the step's norm
+/// clipping.
+LogicalResult applyOptimizer(TrainStepOp step, const Options &options) {
+  std::optional<double> lr = options.lr.getValue(),
+                        decay = options.weightDecay.getValue(),
+                        clip = options.gradClip.getValue();
+  if (!lr && !decay && !clip)
+    return success();
+  MLIRContext *context = step.getContext();
+  auto emitError = [&] { return step.emitError(); };
+  auto value = [](std::optional<double> given, const APFloat &current) {
+    return given ? APFloat(*given) : current;
+  };
+  Attribute optimizer = step.getOptimizer();
+  if (auto sgd = dyn_cast<SGDAttr>(optimizer))
+    optimizer = SGDAttr::getChecked(emitError, context, value(lr, sgd.getLr()),
+                                    sgd.getMomentum(), sgd.getDampening(),
+                                    value(decay, sgd.getWeightDecay()),
+                                    sgd.getNesterov());
+  else if (auto adamw = dyn_cast<AdamWAttr>(optimizer))
+    optimizer = AdamWAttr::getChecked(
+        emitError, context, value(lr, adamw.getLr()), adamw.getBeta1(),
+        adamw.getBeta2(), adamw.getEps(), value(decay, adamw.getWeightDecay()));
+  if (!optimizer)
+    return failure();
+  step.setOptimizerAttr(optimizer);
+  if (clip)
+    step.setGradClipNormAttr(FloatAttr::get(Float64Type::get(context), *clip));
+  return verify(step);
+}
+
+/// The pass: its options are the pipeline's, bound to it.
+struct ConfigureStepPass
+    : public mlir::gacc::impl::ConfigureStepBase<ConfigureStepPass> {
+  ConfigureStepPass() = default;
+  // A copy binds options of its own; Pass::clone copies their values.
+  ConfigureStepPass(const ConfigureStepPass &other)
+      : ConfigureStepBase(other) {}
+
+  void runOnOperation() override {
+    Options values;
+    values.copyFrom(options);
+    TrainStepOp step =
+        TrainStepOp::find(getOperation(), values.step.getValue());
+    if (!step || failed(configureTrainStep(step, values)))
+      signalPassFailure();
+  }
+
+  TrainingOptionList<Pass> options{*this};
+};
+} // namespace
+
+LogicalResult
+mlir::gacc::configureTrainStep(TrainStepOp step,
+                               const TrainingPipelineOptions &options) {
+  return success(succeeded(applyPrecision(step, options)) &&
+                 succeeded(applyZero(step, options)) &&
+                 succeeded(applyRemat(step, options)) &&
+                 succeeded(applyBatch(step, options)) &&
+                 succeeded(applyRematBudget(step)) &&
+                 succeeded(applyOptimizer(step, options)));
+}
+
+std::unique_ptr<Pass>
+mlir::gacc::createConfigureStep(const TrainingPipelineOptions &options) {
+  auto pass = std::make_unique<ConfigureStepPass>();
+  pass->options.copyFrom(options);
+  return pass;
+}

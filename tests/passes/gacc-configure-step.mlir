@@ -1,0 +1,45 @@
+// gacc-configure-step sets what its options (the training pipeline's, named
+// as the `gacc` flags) give on the step they name, and nothing else.
+// RUN: gacc-opt --gacc-configure-step="step=adamw micro-batch=2 remat=sqrt precision=bf16" %s | FileCheck %s
+// CHECK: gacc.train_step @sgd model @m batch_size 8 optimizer #gacc.sgd<lr = 0.1, momentum = 0.9>{{$}}
+// CHECK: gacc.train_step @adamw model @m batch_size 8 micro_batch_size 2 optimizer #gacc.adamw<lr = 0.001> precision bf16 remat #gacc.remat<sqrt>{{$}}
+
+// batch rebuilds the model and its inputs; accumulation-steps splits it.
+// RUN: gacc-opt --gacc-configure-step="step=sgd batch=4 accumulation-steps=2" %s | FileCheck %s --check-prefix=BATCH
+// BATCH: gacc.input @x : tensor<4x2xf32> features
+// BATCH: gacc.train_step @sgd model @m batch_size 4 micro_batch_size 2 optimizer
+
+// ZeRO: each rank's share of the batch.
+// RUN: gacc-opt --gacc-configure-step="step=sgd ranks=2 zero-stage=2" %s | FileCheck %s --check-prefix=ZERO
+// ZERO: gacc.input @x : tensor<4x2xf32> features
+// ZERO: gacc.train_step @sgd model @m batch_size 8 optimizer #gacc.sgd<lr = 0.1, momentum = 0.9> zero #gacc.zero<stage = 2, ranks = 2>
+
+// The optimizer's hyperparameters and gradient clipping.
+// RUN: gacc-opt --gacc-configure-step="step=adamw lr=0.5 weight-decay=0.25 grad-clip=1.5" %s | FileCheck %s --check-prefix=OPTIMIZER
+// OPTIMIZER: gacc.train_step @sgd model @m batch_size 8 optimizer #gacc.sgd<lr = 0.1, momentum = 0.9>{{$}}
+// OPTIMIZER: gacc.train_step @adamw model @m batch_size 8 micro_batch_size 3 optimizer #gacc.adamw<lr = 0.5, weight_decay = 0.25> grad_clip_norm 1.500000e+00{{$}}
+
+// A memory budget picks the micro-batch and says which.
+// RUN: gacc-opt --gacc-configure-step="step=sgd memory-budget=1GiB" %s 2>&1 | FileCheck %s --check-prefix=BUDGET
+// BUDGET: gacc-configure-step.mlir:[[# @LINE + 20]]:1: remark: memory budget 1.0 GiB: micro-batch 8 (1 accumulation step), planned peak
+// BUDGET: gacc.train_step @sgd model @m batch_size 8 micro_batch_size 8 optimizer
+
+// Without options the module is unchanged; the printed pass reads back.
+// RUN: gacc-opt %s > %t.mlir
+// RUN: gacc-opt --gacc-configure-step=step=sgd %s | diff %t.mlir -
+// RUN: gacc-opt --gacc-configure-step="micro-batch=4 step=sgd" --dump-pass-pipeline %s 2>&1 >/dev/null | FileCheck %s --check-prefix=PIPELINE
+// PIPELINE: gacc-configure-step{accumulation-steps=None batch=None grad-clip=None lr=None memory-budget= micro-batch=4 precision= ranks=None remat= remat-budget= seed=0 step=sgd target=cpu weight-decay=None zero-stage=None}
+
+gacc.param @w : tensor<3x2xf32> = #gacc.init<normal, seed = 4>
+gacc.input @x : tensor<8x2xf32> features
+gacc.input @y : tensor<8xi32> labels
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<8x2xf32>
+  %y = gacc.load @y : tensor<8xi32>
+  %w = gacc.load @w : tensor<3x2xf32>
+  %l = gacc.matmul %x, %w transpose_rhs : tensor<8x2xf32>, tensor<3x2xf32> -> tensor<8x3xf32>
+  %loss = gacc.cross_entropy mean %l, %y : tensor<8x3xf32>, tensor<8xi32>
+  return %loss : tensor<f32>
+}
+gacc.train_step @sgd model @m batch_size 8 optimizer #gacc.sgd<lr = 0.1, momentum = 0.9>
+gacc.train_step @adamw model @m batch_size 8 micro_batch_size 3 optimizer #gacc.adamw<lr = 0.001>
