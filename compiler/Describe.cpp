@@ -1,6 +1,7 @@
 //===- Describe.cpp - the runtime's description of a compiled step ----------===//
 
 #include "compiler/Describe.h"
+#include "compiler/ConfigureStep.h"
 #include "compiler/Pipelines.h"
 #include "passes/Passes.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -145,17 +146,24 @@ void mlir::gacc::describeWorkspace(ModuleOp lowered, rt::ModelInfo &info) {
 }
 
 FailureOr<::gacc::rt::ModelInfo>
-mlir::gacc::lowerStep(ModuleOp module, StringRef stepName,
-                      const CodegenTarget &target,
+mlir::gacc::lowerStep(ModuleOp module, const TrainingPipelineOptions &options,
                       function_ref<LogicalResult(PassManager &)> configure) {
-  TrainStepOp step = TrainStepOp::find(module, stepName);
-  if (!step)
+  std::string error;
+  FailureOr<CodegenTarget> target =
+      parseCodegenTarget(options.target.getValue(), error);
+  if (failed(target))
+    return module.emitError(error);
+  // Configured here, not by the pipeline's gacc-configure-step: the
+  // runtime's description is of the configured step, which the pipeline
+  // then consumes.
+  TrainStepOp step = TrainStepOp::find(module, options.step.getValue());
+  if (!step || failed(configureTrainStep(step, options)))
     return failure();
   FailureOr<StepLayout> layout = computeStepLayout(step);
   if (failed(layout))
     return failure();
   ::gacc::rt::ModelInfo model = describeStep(step, *layout);
-  if (target.kind == StepTarget::Cuda && model.ranks > 1)
+  if (target->kind == StepTarget::Cuda && model.ranks > 1)
     return step.emitError("ZeRO on GPUs (")
            << model.ranks
            << " ranks) needs NCCL collectives in compiled steps, which are "
@@ -163,9 +171,10 @@ mlir::gacc::lowerStep(ModuleOp module, StringRef stepName,
   PassManager pm(module.getContext());
   if (configure && failed(configure(pm)))
     return failure();
-  TrainingPipelineOptions options;
-  options.step = stepName.str();
-  if (failed(buildCpuPipeline(pm, options, target)) || failed(pm.run(module)))
+  TrainingPipelineOptions configured; // nothing left to apply
+  configured.step = options.step.getValue();
+  if (failed(buildCpuPipeline(pm, configured, *target)) ||
+      failed(pm.run(module)))
     return failure();
   describeWorkspace(module, model);
   return model;

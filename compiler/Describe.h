@@ -18,13 +18,14 @@ namespace mlir::gacc {
 /// larger of the step's and eval's, which never run at the same time.
 void describeWorkspace(ModuleOp lowered, ::gacc::rt::ModelInfo &info);
 
-/// Lowers the training step `stepName` (or the only one) of `module` in
-/// place to the LLVM dialect with buildCpuPipeline for `target` (host code;
-/// for Cuda, with the kernels' PTX in gpu.binary ops), after `configure` set
-/// up the pass manager, and describes it for the runtime (the JIT and
-/// artifacts both start here). Errors are diagnostics.
+/// Configures the training step `options.step` (or the only one) of
+/// `module` with `options` (configureTrainStep), describes it for the
+/// runtime, and lowers `module` in place to the LLVM dialect with
+/// buildCpuPipeline for `options.target` (host code; for cuda, with the
+/// kernels' PTX in gpu.binary ops), after `configure` set up the pass
+/// manager. The JIT and artifacts both start here. Errors are diagnostics.
 FailureOr<::gacc::rt::ModelInfo>
-lowerStep(ModuleOp module, StringRef stepName, const CodegenTarget &target,
+lowerStep(ModuleOp module, const TrainingPipelineOptions &options,
           function_ref<LogicalResult(PassManager &)> configure = {});
 
 } // namespace mlir::gacc

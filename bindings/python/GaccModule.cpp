@@ -2,6 +2,8 @@
 //
 //   import gacc
 //   trainer = gacc.Trainer.compile(open("examples/mlp.mlir").read())  # JIT
+//   trainer = gacc.Trainer.compile(text, micro_batch=16, remat="sqrt",
+//                                  precision="bf16")     # the gacc flags
 //   trainer = gacc.Trainer.open("mlp.gacc")                          # artifact
 //   loss = trainer.step({"image": images, "label": labels})
 //   trainer.parameters()["fc1.weight"]                      # numpy arrays
@@ -18,6 +20,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace py = pybind11;
@@ -120,6 +123,40 @@ struct PyTrainer {
     return out;
   }
 };
+
+/// Trainer.compile(mlir, *, name=..., **options): every other keyword is a
+/// training option, named as its `gacc` flag with underscores for dashes
+/// (micro_batch is --micro-batch), its value written as that flag's (a
+/// number, or a string such as "8GiB" or "bf16"); None keeps what the model
+/// says. They go through the options' own parser, so a keyword that names
+/// no option, or a value its option cannot read, is refused.
+PyTrainer compile(const std::string &mlir, const py::kwargs &keywords) {
+  std::string name = "<string>", text;
+  for (auto [key, value] : keywords) {
+    std::string option = py::str(key);
+    if (option == "name") {
+      name = py::str(value);
+      continue;
+    }
+    if (value.is_none())
+      continue;
+    std::replace(option.begin(), option.end(), '_', '-');
+    text += (text.empty() ? "" : " ") + option + "={" +
+            std::string(py::str(value)) + "}";
+  }
+  mlir::gacc::TrainingPipelineOptions options;
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (failed(options.parseFromString(text, os)))
+    throw py::type_error("Trainer.compile: bad training options '" + text +
+                         "'" + (errors.empty() ? "" : ": " + errors));
+  PyTrainer t;
+  {
+    py::gil_scoped_release release;
+    check(mlir::gacc::compileTrainer(mlir, name, options, t.trainer));
+  }
+  return t;
+}
 } // namespace
 
 PYBIND11_MODULE(gacc, m) {
@@ -135,18 +172,18 @@ PYBIND11_MODULE(gacc, m) {
           py::arg("path"), py::arg("seed") = 0,
           "A trainer for an artifact from `gacc compile`.")
       .def_static(
-          "compile",
-          [](const std::string &mlir, const std::string &step, uint64_t seed,
-             const std::string &name, const std::string &target) {
-            PyTrainer t;
-            check(mlir::gacc::compileTrainer(mlir, name, step, seed,
-                                             t.trainer, target));
-            return t;
-          },
-          py::arg("mlir"), py::arg("step") = "", py::arg("seed") = 0,
-          py::arg("name") = "<string>", py::arg("target") = "cpu",
+          "compile", &compile, py::arg("mlir"),
+          "compile(mlir, *, name='<string>', step=None, seed=0, target='cpu', "
+          "batch=None, micro_batch=None, accumulation_steps=None, "
+          "memory_budget=None, remat=None, remat_budget=None, "
+          "precision=None, ranks=None, zero_stage=None, lr=None, "
+          "weight_decay=None, grad_clip=None)\n\n"
           "A trainer for MLIR text, compiled in-process (JIT) for `target`: "
-          "'cpu', 'cuda' (the first GPU) or 'cuda-emulated'.")
+          "'cpu', 'cuda' (the first GPU) or 'cuda-emulated'. The keywords "
+          "but `name` (which labels the text in messages) are the training "
+          "options, named as the `gacc` flags (micro_batch is "
+          "--micro-batch) and written as their values (memory_budget=2**30 "
+          "or '1GiB'); None keeps what the model says.")
       .def("step", &PyTrainer::step, py::arg("inputs"),
            "Sets the given inputs (name -> numpy array) and runs one "
            "optimizer step; returns loss, grad_norm, lr (and loss_scale, "

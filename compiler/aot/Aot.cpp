@@ -17,17 +17,16 @@ using namespace mlir;
 using namespace mlir::gacc;
 namespace rt = ::gacc::rt;
 
-FailureOr<rt::Artifact>
-mlir::gacc::compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
-                            std::string &intermediate,
-                            function_ref<LogicalResult(PassManager &)> configure,
-                            const CodegenTarget &target) {
-  FailureOr<rt::ModelInfo> model =
-      lowerStep(module, stepName, target, configure);
+FailureOr<rt::Artifact> mlir::gacc::compileArtifact(
+    ModuleOp module, const TrainingPipelineOptions &options, EmitKind emit,
+    std::string &intermediate,
+    function_ref<LogicalResult(PassManager &)> configure) {
+  FailureOr<rt::ModelInfo> model = lowerStep(module, options, configure);
   if (failed(model))
     return failure();
   rt::Artifact artifact;
-  artifact.target = targetName(target.kind).str();
+  // A target's name, which lowerStep accepted.
+  artifact.target = options.target.getValue();
   artifact.model = std::move(*model);
   if (emit == EmitKind::Mlir) {
     llvm::raw_string_ostream os(intermediate);
@@ -55,7 +54,7 @@ mlir::gacc::compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
     imports.push_back(import.symbol);
   // The kernels load when the runtime says so, not when dlopen runs the
   // module's constructors: the runtime's imports are not bound then.
-  if (target.kind == StepTarget::Cuda)
+  if (artifact.target == targetName(StepTarget::Cuda))
     constructorsToFunctions(*llvmModule, "gacc_cuda_load_kernels",
                             "gacc_cuda_unload_kernels");
   importThroughPointers(*llvmModule, imports, rt::kHostImportPrefix);
@@ -81,22 +80,25 @@ mlir::gacc::compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
 }
 
 FailureOr<std::string> mlir::gacc::compileCudaKernels(
-    ModuleOp module, StringRef stepName, const CodegenTarget &target,
+    ModuleOp module, const TrainingPipelineOptions &options,
     function_ref<LogicalResult(PassManager &)> configure) {
-  assert(target.kind == StepTarget::Cuda && "PTX is for the CUDA target");
-  if (!TrainStepOp::find(module, stepName))
-    return failure();
+  std::string error;
+  FailureOr<CodegenTarget> target =
+      parseCodegenTarget(options.target.getValue(), error);
+  if (failed(target))
+    return module.emitError(error);
+  if (target->kind != StepTarget::Cuda)
+    return module.emitError("PTX is for --target cuda, not ")
+           << options.target.getValue();
   PassManager pm(module.getContext());
   if (configure && failed(configure(pm)))
     return failure();
-  TrainingPipelineOptions options;
-  options.step = stepName.str();
   buildTrainingPipeline(pm, options);
   buildGaccToLinalgPipeline(pm);
   buildBufferizePipeline(pm);
   buildCudaKernelMappingPipeline(pm);
-  if (failed(buildCudaKernelCompilationPipeline(pm, target.chip,
-                                                target.libdevice)) ||
+  if (failed(buildCudaKernelCompilationPipeline(pm, target->chip,
+                                                target->libdevice)) ||
       failed(pm.run(module)))
     return failure();
   return collectPtx(module);

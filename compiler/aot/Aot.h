@@ -12,30 +12,28 @@ namespace mlir::gacc {
 /// What `gacc compile --emit` writes instead of an artifact.
 enum class EmitKind { Artifact, Mlir, Llvm, Object, Ptx };
 
-/// Compiles the training step `stepName` (or the only one) of `module` for
-/// the CPU into an artifact that the runtime alone loads (rt::Artifact,
-/// target "cpu", its shared object in section "host"). `module` is lowered
-/// in place. `configure` may set up the pass manager first. With `emit`
-/// other than Artifact, stops there and puts that stage's text (MLIR of the
-/// LLVM dialect, LLVM IR) or bytes (object code) in `intermediate`. The
-/// artifact's target is `target`'s: "cpu", "cuda-emulated" (the runtime
-/// runs it on the emulated device) or "cuda" (host code that loads its
-/// embedded PTX in gacc_cuda_load_kernels, which the runtime calls once
+/// Compiles the training step of `module` that `options` name, configured
+/// with them (lowerStep), into an artifact that the runtime alone loads
+/// (rt::Artifact, its shared object in section "host"). `module` is
+/// lowered in place. `configure` may set up the pass manager first. With
+/// `emit` other than Artifact, stops there and puts that stage's text (MLIR
+/// of the LLVM dialect, LLVM IR) or bytes (object code) in `intermediate`.
+/// The artifact's target is `options.target`: "cpu", "cuda-emulated" (the
+/// runtime runs it on the emulated device) or "cuda" (host code that loads
+/// its embedded PTX in gacc_cuda_load_kernels, which the runtime calls once
 /// the device is open). Errors are reported as diagnostics.
 FailureOr<::gacc::rt::Artifact>
-compileArtifact(ModuleOp module, StringRef stepName, EmitKind emit,
-                std::string &intermediate,
-                function_ref<LogicalResult(PassManager &)> configure = {},
-                const CodegenTarget &target = {});
+compileArtifact(ModuleOp module, const TrainingPipelineOptions &options,
+                EmitKind emit, std::string &intermediate,
+                function_ref<LogicalResult(PassManager &)> configure = {});
 
-/// The CUDA kernels of the training step `stepName` (or the only one) as
-/// PTX for the chip of `target` (a Cuda target, from parseCodegenTarget;
+/// The CUDA kernels of the training step of `module` that `options` name,
+/// configured with them, as PTX for the chip of `options.target` ("cuda";
 /// see compiler/target/cuda/KernelCodegen.h): the training pipeline, the
 /// lowering to linalg, bufferization, then the kernel pipeline. `module` is
 /// lowered in place.
 FailureOr<std::string>
-compileCudaKernels(ModuleOp module, StringRef stepName,
-                   const CodegenTarget &target,
+compileCudaKernels(ModuleOp module, const TrainingPipelineOptions &options,
                    function_ref<LogicalResult(PassManager &)> configure = {});
 
 } // namespace mlir::gacc

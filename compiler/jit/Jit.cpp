@@ -19,12 +19,11 @@
 using namespace mlir;
 using namespace mlir::gacc;
 
-FailureOr<JitStep>
-mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
-                           function_ref<LogicalResult(PassManager &)> configure,
-                           const CodegenTarget &target) {
+FailureOr<JitStep> mlir::gacc::jitCompileStep(
+    ModuleOp module, const TrainingPipelineOptions &options,
+    function_ref<LogicalResult(PassManager &)> configure) {
   FailureOr<::gacc::rt::ModelInfo> model =
-      lowerStep(module, stepName, target, configure);
+      lowerStep(module, options, configure);
   if (failed(model))
     return failure();
   JitStep result;
@@ -80,15 +79,15 @@ mlir::gacc::jitCompileStep(ModuleOp module, StringRef stepName,
 
 ::gacc::rt::Status
 mlir::gacc::compileTrainer(const std::string &mlirText, const std::string &name,
-                           const std::string &stepName, uint64_t seed,
-                           std::unique_ptr<::gacc::rt::Trainer> &out,
-                           const std::string &targetName) {
+                           const TrainingPipelineOptions &options,
+                           std::unique_ptr<::gacc::rt::Trainer> &out) {
+  // The target first: its device must be open before the JIT loads kernels.
   std::string error;
-  FailureOr<CodegenTarget> target = parseCodegenTarget(targetName, error);
-  if (failed(target))
+  if (failed(parseCodegenTarget(options.target.getValue(), error)))
     return ::gacc::rt::Status::error(error);
   std::unique_ptr<::gacc::rt::DeviceMemory> device;
-  if (::gacc::rt::Status s = ::gacc::rt::openTargetDevice(targetName, device);
+  if (::gacc::rt::Status s =
+          ::gacc::rt::openTargetDevice(options.target.getValue(), device);
       !s)
     return s;
   DialectRegistry registry;
@@ -102,14 +101,14 @@ mlir::gacc::compileTrainer(const std::string &mlirText, const std::string &name,
       llvm::MemoryBuffer::getMemBufferCopy(mlirText, name), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context, os);
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  FailureOr<JitStep> jit = module ? jitCompileStep(*module, stepName, {}, *target)
-                                  : FailureOr<JitStep>();
+  FailureOr<JitStep> jit =
+      module ? jitCompileStep(*module, options) : FailureOr<JitStep>();
   if (failed(jit))
     return ::gacc::rt::Status::error(diagnostics.empty() ? name + ": cannot compile"
                                                          : diagnostics);
   out = std::make_unique<::gacc::rt::Trainer>(std::move(jit->model),
                                               std::move(jit->compiled));
-  if (::gacc::rt::Status s = out->initialize(seed); !s)
+  if (::gacc::rt::Status s = out->initialize(options.seed); !s)
     return s;
   return device ? out->placeArenasOn(std::move(device)) : ::gacc::rt::Status();
 }

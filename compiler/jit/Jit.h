@@ -15,28 +15,29 @@ struct JitStep {
   ::gacc::rt::CompiledStep compiled;
 };
 
-/// Compiles the training step `stepName` (or the only one) of `module` for
-/// the CPU with the MLIR ExecutionEngine. `module` is lowered in place.
-/// `configure` may set up the pass manager first (a tool applies
-/// -mlir-print-ir-after-all, -mlir-timing and the like there). `target`
-/// says what the step runs on (for Cuda, the kernels load when the JIT
-/// initializes: open the device first). Errors are reported as diagnostics.
+/// Compiles the training step of `module` that `options` name, configured
+/// with them, for their target with the MLIR ExecutionEngine (lowerStep).
+/// `module` is lowered in place. `configure` may set up the pass manager
+/// first (a tool applies -mlir-print-ir-after-all, -mlir-timing and the
+/// like there). For cuda, the kernels load when the JIT initializes: open
+/// the device first. Errors are reported as diagnostics.
 FailureOr<JitStep>
-jitCompileStep(ModuleOp module, StringRef stepName,
-               function_ref<LogicalResult(PassManager &)> configure = {},
-               const CodegenTarget &target = {});
+jitCompileStep(ModuleOp module, const TrainingPipelineOptions &options = {},
+               function_ref<LogicalResult(PassManager &)> configure = {});
 
 /// The JIT's host API, the in-process counterpart of rt::openTrainer (no
-/// MLIR or LLVM types): compiles the MLIR text of a model (`name` labels it
-/// in messages) for `target` ("cpu", "cuda" or "cuda-emulated") and returns
-/// the same Trainer, with parameters initialized from `seed` (and its
-/// arenas on the target's device). Parse, verification and compilation
-/// errors come back as a Status holding the located diagnostics.
+/// MLIR or LLVM types but the options): compiles the MLIR text of a model
+/// (`name` labels it in messages) with `options` (the step, its target
+/// "cpu", "cuda" or "cuda-emulated", batch, micro-batch, remat, precision,
+/// ZeRO, optimizer overrides: what the `gacc` flags of the same names set)
+/// and returns the same Trainer, with parameters initialized from
+/// `options.seed` (and its arenas on the target's device). Bad options,
+/// parse, verification and compilation errors come back as a Status
+/// holding the located diagnostics.
 ::gacc::rt::Status compileTrainer(const std::string &mlirText,
                                   const std::string &name,
-                                  const std::string &stepName, uint64_t seed,
-                                  std::unique_ptr<::gacc::rt::Trainer> &out,
-                                  const std::string &target = "cpu");
+                                  const TrainingPipelineOptions &options,
+                                  std::unique_ptr<::gacc::rt::Trainer> &out);
 
 } // namespace mlir::gacc
 

@@ -79,7 +79,7 @@ TEST_P(Gradcheck, MatchesCentralDifferences) {
   std::string text = buildModule(c);
   auto module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
   ASSERT_TRUE(module) << text;
-  auto jit = mlir::gacc::jitCompileStep(*module, "");
+  auto jit = mlir::gacc::jitCompileStep(*module);
   ASSERT_TRUE(mlir::succeeded(jit)) << text;
   rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));
   ASSERT_TRUE(trainer.initialize(/*seed=*/7).ok());
@@ -290,7 +290,7 @@ TEST(Dropout, MaskRateScaleAndStepDependence) {
   auto compile = [&] {
     auto module = mlir::parseSourceString<mlir::ModuleOp>(buildModule(c),
                                                           &context);
-    auto jit = mlir::gacc::jitCompileStep(*module, "");
+    auto jit = mlir::gacc::jitCompileStep(*module);
     EXPECT_TRUE(mlir::succeeded(jit));
     return std::make_unique<rt::Trainer>(std::move(jit->model),
                                          std::move(jit->compiled));

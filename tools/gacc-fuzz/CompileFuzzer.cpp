@@ -57,10 +57,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (StepTarget kind : {StepTarget::Cpu, StepTarget::CudaEmulated}) {
     errors = 0;
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
-    mlir::gacc::CodegenTarget target;
-    target.kind = kind;
-    if (!module || failed(mlir::gacc::lowerStep(*module, /*stepName=*/"",
-                                                target))) {
+    mlir::gacc::TrainingPipelineOptions options;
+    options.target = mlir::gacc::targetName(kind).str();
+    if (!module || failed(mlir::gacc::lowerStep(*module, options))) {
       failedSilently = errors == 0;
       break;
     }

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Run.h"
+#include "compiler/ConfigureStep.h"
 #include "compiler/InitAll.h"
 #include "compiler/aot/Aot.h"
 #include "gacc/runtime/File.h"
@@ -20,8 +21,6 @@
 #include "gacc/runtime/DeviceMemory.h"
 #include "compiler/LoadModel.h"
 #include "compiler/plan/MemoryPlan.h"
-#include "passes/BatchSplit.h"
-#include "passes/Zero.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/AsmState.h"
@@ -98,9 +97,20 @@ static cl::opt<uint64_t> seed("seed",
                               cl::desc("Seed of initialization and data order"),
                               cl::init(0), cl::sub(runCommand),
                               cl::cat(runCategory));
-static cl::opt<double> learningRate(
+static cl::opt<std::string> learningRate(
     "lr", cl::desc("Base learning rate (default: the optimizer's)"),
-    cl::sub(runCommand), cl::cat(runCategory));
+    cl::value_desc("X"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(runCategory));
+static cl::opt<std::string> weightDecay(
+    "weight-decay", cl::desc("Weight decay (default: the optimizer's)"),
+    cl::value_desc("X"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(runCategory));
+static cl::opt<std::string> gradClip(
+    "grad-clip",
+    cl::desc("Clip the global gradient norm to this (default: the step's "
+             "grad_clip_norm)"),
+    cl::value_desc("X"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(runCategory));
 static cl::opt<std::string> dataPath(
     "data",
     cl::desc("Training data: a .safetensors file or a directory of "
@@ -138,22 +148,22 @@ static cl::opt<std::string> dumpGradsPath(
     cl::cat(runCategory));
 
 static cl::OptionCategory batchCategory("Batch options");
-static cl::opt<int64_t> globalBatch(
+static cl::opt<std::string> globalBatch(
     "batch",
     cl::desc("Global batch size: rebuild the model for this many examples per "
              "step (overrides the model's batch_size)"),
-    cl::sub(compileCommand), cl::sub(runCommand),
+    cl::value_desc("B"), cl::sub(compileCommand), cl::sub(runCommand),
     cl::sub(planCommand), cl::cat(batchCategory));
-static cl::opt<int64_t> microBatch(
+static cl::opt<std::string> microBatch(
     "micro-batch",
     cl::desc("Micro-batch size: accumulate gradients over ceil(batch / m) "
              "micro-batches (overrides the model's micro_batch_size)"),
-    cl::sub(compileCommand), cl::sub(runCommand),
+    cl::value_desc("M"), cl::sub(compileCommand), cl::sub(runCommand),
     cl::sub(planCommand), cl::cat(batchCategory));
-static cl::opt<int64_t> accumulationSteps(
+static cl::opt<std::string> accumulationSteps(
     "accumulation-steps",
     cl::desc("Accumulate over K micro-batches of ceil(batch / K) examples"),
-    cl::sub(compileCommand), cl::sub(runCommand),
+    cl::value_desc("K"), cl::sub(compileCommand), cl::sub(runCommand),
     cl::sub(planCommand), cl::cat(batchCategory));
 
 static cl::opt<std::string> memoryBudget(
@@ -187,13 +197,13 @@ static cl::opt<std::string> precision(
     cl::sub(planCommand),
     cl::cat(transformCategory));
 
-static cl::opt<int64_t> ranks(
+static cl::opt<std::string> ranks(
     "ranks",
     cl::desc("ZeRO data-parallel ranks: the step for one of N processes, each "
              "reading batch/N examples (run it with mpirun -np N)"),
     cl::value_desc("N"), cl::sub(compileCommand), cl::sub(runCommand),
     cl::sub(planCommand), cl::cat(transformCategory));
-static cl::opt<int64_t> zeroStage(
+static cl::opt<std::string> zeroStage(
     "zero-stage",
     cl::desc("ZeRO stage: 0 (gradients all-reduced), 1 (optimizer state "
              "sharded), 2 (and gradients), 3 (and parameters)"),
@@ -209,14 +219,45 @@ static cl::opt<bool> planMeasure(
              "measured peak next to the plan's"),
     cl::sub(planCommand), cl::cat(planCategory));
 
+/// The flags that are training options, named as those: their text goes
+/// through the options' own parser (TrainingPipelineOptions), as gacc-opt's
+/// pipeline strings and C's gacc_trainer_compile do.
+static cl::opt<std::string> *const trainingFlags[] = {
+    &stepName,     &target,       &globalBatch, &microBatch, &accumulationSteps,
+    &memoryBudget, &rematPolicy,  &rematBudget, &precision,  &ranks,
+    &zeroStage,    &learningRate, &weightDecay, &gradClip};
+
+/// The training options the flags give; one not given leaves it to the
+/// model. A value its option cannot parse is an error.
+static mlir::LogicalResult
+trainingOptions(mlir::gacc::TrainingPipelineOptions &options) {
+  std::string text;
+  for (cl::opt<std::string> *flag : trainingFlags)
+    if (flag->getNumOccurrences())
+      text += ((text.empty() ? "" : " ") + flag->ArgStr + "={" +
+               flag->getValue() + "}")
+                  .str();
+  options.seed = seed.getValue();
+  return options.parseFromString(text);
+}
+
 namespace {
 /// Parses and verifies the model and finds its step; null after an error.
 struct LoadedModel {
   llvm::SourceMgr sourceMgr;
   mlir::MLIRContext context;
   mlir::SourceMgrDiagnosticHandler diagnostics{sourceMgr, &context};
+  /// Remarks (what a memory or remat budget chose) read as the tool's notes.
+  mlir::ScopedDiagnosticHandler remarks{
+      &context, [](mlir::Diagnostic &diag) {
+        if (diag.getSeverity() != mlir::DiagnosticSeverity::Remark)
+          return mlir::failure();
+        errs() << "gacc: " << diag.str() << "\n";
+        return mlir::success();
+      }};
   mlir::OwningOpRef<mlir::ModuleOp> module;
   mlir::gacc::TrainStepOp step;
+  mlir::gacc::TrainingPipelineOptions options;
 
   explicit LoadedModel(mlir::DialectRegistry &registry) : context(registry) {
     // Users read the located message, not a dump of the offending op.
@@ -224,151 +265,20 @@ struct LoadedModel {
   }
 
   bool load() {
+    if (failed(trainingOptions(options)))
+      return false;
     module = mlir::gacc::loadModel(inputPath, sourceMgr, context);
     if (module)
       step = mlir::gacc::TrainStepOp::find(*module, stepName);
-    return step && succeeded(applyPrecisionOption()) &&
-           succeeded(applyZeroOptions()) && succeeded(applyRematOptions()) &&
-           succeeded(applyBatchOptions()) && succeeded(fitRematBudget());
-  }
-
-  /// The bytes a byte-size flag (--memory-budget, --remat-budget) gives.
-  FailureOr<int64_t> byteSizeOption(const cl::opt<std::string> &option) {
-    std::optional<int64_t> bytes = mlir::gacc::parseByteSize(option);
-    if (!bytes)
-      return step.emitError("--")
-             << option.ArgStr << ": '" << option.getValue()
-             << "' is not a byte size (such as 8GiB, 512MiB or 1e9)";
-    return *bytes;
-  }
-
-  /// The `budget` policy: the planner turns the peak budget into the
-  /// activation budget gacc-remat schedules for (after the batch options:
-  /// remat applies inside each micro-batch).
-  mlir::LogicalResult fitRematBudget() {
-    mlir::gacc::RematAttr remat = step.getEffectiveRemat();
-    if (remat.getPolicy() != mlir::gacc::RematPolicy::budget)
-      return mlir::success();
-    FailureOr<mlir::gacc::MemoryPlan> plan = mlir::gacc::fitRematBudget(
-        step, static_cast<int64_t>(remat.getBudget()));
-    if (failed(plan))
-      return mlir::failure();
-    errs() << "gacc: remat budget " << mlir::gacc::formatBytes(remat.getBudget())
-           << ": keeps " << mlir::gacc::formatBytes(plan->activationBytes)
-           << " of " << mlir::gacc::formatBytes(plan->remat.activationBytes)
-           << " activations, planned peak "
-           << mlir::gacc::formatBytes(plan->peakBytes()) << "\n";
-    return mlir::success();
-  }
-
-  /// --ranks / --zero-stage distribute the step (gacc-zero).
-  mlir::LogicalResult applyZeroOptions() {
-    if (!ranks.getNumOccurrences() && !zeroStage.getNumOccurrences())
-      return mlir::success();
-    mlir::gacc::ZeroAttr zero = step.getEffectiveZero();
-    return mlir::gacc::distributeStep(
-        step,
-        zeroStage.getNumOccurrences() ? zeroStage.getValue()
-                                      : static_cast<int64_t>(zero.getStage()),
-        ranks.getNumOccurrences() ? ranks.getValue()
-                                  : static_cast<int64_t>(zero.getRanks()));
-  }
-
-  /// --precision overrides the step's precision.
-  mlir::LogicalResult applyPrecisionOption() {
-    if (!precision.getNumOccurrences())
-      return mlir::success();
-    std::optional<mlir::gacc::Precision> parsed =
-        mlir::gacc::symbolizePrecision(precision);
-    if (!parsed)
-      return step.emitError("--precision: unknown type '")
-             << precision << "' (f32, f16 or bf16)";
-    step.setPrecisionAttr(
-        mlir::gacc::PrecisionAttr::get(&context, *parsed));
-    return mlir::success();
-  }
-
-  /// --remat / --remat-budget override the step's remat attribute.
-  mlir::LogicalResult applyRematOptions() {
-    if (!rematPolicy.getNumOccurrences() && !rematBudget.getNumOccurrences())
-      return mlir::success();
-    mlir::gacc::RematAttr current = step.getEffectiveRemat();
-    mlir::gacc::RematPolicy policy = current.getPolicy();
-    if (rematPolicy.getNumOccurrences()) {
-      std::optional<mlir::gacc::RematPolicy> parsed =
-          mlir::gacc::symbolizeRematPolicy(rematPolicy);
-      if (!parsed)
-        return step.emitError("--remat: unknown policy '")
-               << rematPolicy << "' (none, blocks, sqrt, matmuls or budget)";
-      policy = *parsed;
-    }
-    uint64_t budget = current.getBudget();
-    if (rematBudget.getNumOccurrences()) {
-      FailureOr<int64_t> bytes = byteSizeOption(rematBudget);
-      if (failed(bytes))
-        return mlir::failure();
-      budget = static_cast<uint64_t>(*bytes);
-    }
-    if (policy != mlir::gacc::RematPolicy::budget)
-      budget = 0;
-    step.setRematAttr(mlir::gacc::RematAttr::getChecked(
-        [&] { return step.emitError(); }, &context, policy, budget));
-    if (!step.getRematAttr())
-      return mlir::failure();
-    return mlir::verify(step);
-  }
-
-  /// --batch resizes the model; --micro-batch / --accumulation-steps /
-  /// --memory-budget override the step's attribute; the step is verified
-  /// again, so bad values get its diagnostics.
-  mlir::LogicalResult applyBatchOptions() {
-    if (globalBatch.getNumOccurrences() &&
-        failed(mlir::gacc::resizeBatch(step, globalBatch)))
-      return mlir::failure();
-    if (microBatch.getNumOccurrences() + accumulationSteps.getNumOccurrences() +
-            memoryBudget.getNumOccurrences() >
-        1)
-      return step.emitError("give one of --micro-batch, --accumulation-steps "
-                            "and --memory-budget");
-    if (memoryBudget.getNumOccurrences() &&
-        step.getEffectiveRemat().getPolicy() == mlir::gacc::RematPolicy::budget)
-      return step.emitError("give --memory-budget or the remat budget "
-                            "policy, not both");
-    if (memoryBudget.getNumOccurrences()) {
-      FailureOr<int64_t> budget = byteSizeOption(memoryBudget);
-      if (failed(budget))
-        return mlir::failure();
-      FailureOr<mlir::gacc::MemoryPlan> plan =
-          mlir::gacc::fitMicroBatch(step, *budget);
-      if (failed(plan))
-        return mlir::failure();
-      errs() << "gacc: memory budget " << mlir::gacc::formatBytes(*budget)
-             << ": micro-batch " << plan->microBatchSize << " ("
-             << plan->accumulationSteps << " accumulation step"
-             << (plan->accumulationSteps == 1 ? "" : "s") << "), planned peak "
-             << mlir::gacc::formatBytes(plan->peakBytes()) << "\n";
-      return mlir::success();
-    }
-    int64_t batch = step.getBatchSize(), micro = 0;
-    if (microBatch.getNumOccurrences())
-      micro = microBatch;
-    else if (accumulationSteps.getNumOccurrences()) {
-      if (accumulationSteps < 1)
-        return step.emitError("--accumulation-steps must be positive, got ")
-               << accumulationSteps;
-      micro = (batch + accumulationSteps - 1) / accumulationSteps;
-    } else {
-      return mlir::success();
-    }
-    mlir::Builder b(&context);
-    step.setMicroBatchSizeAttr(b.getI64IntegerAttr(micro));
-    return mlir::verify(step);
+    return static_cast<bool>(step);
   }
 };
 } // namespace
 
 /// `gacc plan`: the memory plan, and with --measure one step's measurement.
 static int plan(LoadedModel &model) {
+  if (failed(mlir::gacc::configureTrainStep(model.step, model.options)))
+    return 1;
   FailureOr<mlir::gacc::MemoryPlan> plan = mlir::gacc::planMemory(model.step);
   if (failed(plan))
     return 1;
@@ -376,8 +286,10 @@ static int plan(LoadedModel &model) {
   // Printing needs the step, which compiling the module consumes.
   mlir::OwningOpRef<mlir::ModuleOp> compiled = model.module->clone();
   if (planMeasure) {
+    mlir::gacc::TrainingPipelineOptions configured; // the copy's, applied
+    configured.step = stepName.getValue();
     FailureOr<mlir::gacc::JitStep> jit =
-        mlir::gacc::jitCompileStep(*compiled, stepName);
+        mlir::gacc::jitCompileStep(*compiled, configured);
     if (failed(jit))
       return 1;
     gacc::rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));
@@ -448,7 +360,7 @@ static int compile(LoadedModel &model) {
   PipelineFlags flags;
   if (emitKind == mlir::gacc::EmitKind::Ptx) {
     FailureOr<std::string> ptx = mlir::gacc::compileCudaKernels(
-        *model.module, stepName, *codegen,
+        *model.module, model.options,
         [&](mlir::PassManager &pm) { return flags.configure(pm); });
     return failed(ptx) ? 1 : writeOutput(*ptx);
   }
@@ -458,8 +370,8 @@ static int compile(LoadedModel &model) {
   }
   std::string intermediate;
   FailureOr<gacc::rt::Artifact> artifact = mlir::gacc::compileArtifact(
-      *model.module, stepName, emitKind, intermediate,
-      [&](mlir::PassManager &pm) { return flags.configure(pm); }, *codegen);
+      *model.module, model.options, emitKind, intermediate,
+      [&](mlir::PassManager &pm) { return flags.configure(pm); });
   if (failed(artifact))
     return 1;
   if (emitKind == mlir::gacc::EmitKind::Artifact) {
@@ -477,8 +389,6 @@ static gacc::RunOptions runOptions() {
   gacc::RunOptions options;
   options.steps = steps;
   options.seed = seed;
-  if (learningRate.getNumOccurrences())
-    options.lr = learningRate;
   options.data = dataPath;
   options.evalData = evalDataPath;
   options.init = initPath;
@@ -507,12 +417,11 @@ static bool isArtifact(StringRef path) {
 
 /// `gacc run MODEL.gacc`: the runtime alone, no compiler.
 static int runArtifact() {
-  // These shape the compiled code, so they belong to `gacc compile`.
-  for (cl::Option *option : std::initializer_list<cl::Option *>{
-           &stepName, &globalBatch, &microBatch, &accumulationSteps,
-           &memoryBudget, &rematPolicy, &rematBudget, &precision, &ranks,
-           &zeroStage})
-    if (option->getNumOccurrences()) {
+  // These shape the compiled code, so they belong to `gacc compile`; the
+  // runtime sets the learning rate.
+  for (cl::opt<std::string> *option : trainingFlags)
+    if (option != &target && option != &learningRate &&
+        option->getNumOccurrences()) {
       errs() << "gacc run: error: " << inputPath
              << " is compiled: give --" << option->ArgStr
              << " to gacc compile\n";
@@ -529,7 +438,12 @@ static int runArtifact() {
     errs() << "gacc run: error: " << s.message() << "\n";
     return 1;
   }
-  return gacc::runTraining(*trainer, runOptions());
+  mlir::gacc::TrainingPipelineOptions options;
+  if (failed(trainingOptions(options)))
+    return 1;
+  gacc::RunOptions run = runOptions();
+  run.lr = options.lr.getValue();
+  return gacc::runTraining(*trainer, run);
 }
 
 /// MLIR's pass-manager, context and printer flags (-mlir-print-ir-after-all,
@@ -609,8 +523,8 @@ int main(int argc, char **argv) {
   }
   PipelineFlags flags;
   FailureOr<mlir::gacc::JitStep> jit = mlir::gacc::jitCompileStep(
-      *model.module, stepName,
-      [&](mlir::PassManager &pm) { return flags.configure(pm); }, *codegen);
+      *model.module, model.options,
+      [&](mlir::PassManager &pm) { return flags.configure(pm); });
   if (failed(jit))
     return 1;
   gacc::rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));

@@ -1,17 +1,12 @@
 //===- CApi.cpp - the gacc runtime's C API ----------------------------------===//
 
-#include "gacc/runtime/c_api.h"
-#include "gacc/runtime/Trainer.h"
+#include "gacc/runtime/CApiTrainer.h"
 
 #include <cstring>
 #include <memory>
 #include <string>
 
 using namespace gacc::rt;
-
-struct gacc_trainer {
-  std::unique_ptr<Trainer> trainer;
-};
 
 namespace {
 thread_local std::string lastError;
@@ -27,9 +22,13 @@ int fail(const std::string &message) {
   return report(Status::error(message));
 }
 
-/// A tensor of `slot`'s dtype and shape holding `bytes` bytes of `data`.
-Status tensorFor(const TensorSlot &slot, const void *data, size_t bytes,
-                 Tensor &out) {
+/// A tensor of `slot`'s dtype and shape holding `bytes` bytes of `data`;
+/// no `slot`: there is no `what` named `name`.
+Status tensorFor(const TensorSlot *found, const char *what, const char *name,
+                 const void *data, size_t bytes, Tensor &out) {
+  if (!found)
+    return Status::error(std::string("no ") + what + " '" + name + "'");
+  const TensorSlot &slot = *found;
   if (bytes != static_cast<size_t>(slot.bytes()))
     return Status::error("'" + slot.name + "' takes " +
                          std::to_string(slot.bytes()) + " bytes, got " +
@@ -40,6 +39,8 @@ Status tensorFor(const TensorSlot &slot, const void *data, size_t bytes,
 }
 
 } // namespace
+
+int gacc::rt::reportCApiStatus(const Status &status) { return report(status); }
 
 extern "C" {
 
@@ -58,12 +59,10 @@ void gacc_trainer_close(gacc_trainer *trainer) { delete trainer; }
 int gacc_trainer_set_input(gacc_trainer *trainer, const char *name,
                            const void *data, size_t bytes) {
   const Input *input = trainer->trainer->model().findInput(name);
-  if (!input)
-    return fail(std::string("no input '") + name + "'");
   Tensor tensor;
-  if (int rc = report(tensorFor(input->slot, data, bytes, tensor)))
-    return rc;
-  return report(trainer->trainer->setInput(name, tensor));
+  Status s = tensorFor(input ? &input->slot : nullptr, "input", name, data,
+                       bytes, tensor);
+  return report(s ? trainer->trainer->setInput(name, tensor) : s);
 }
 
 int gacc_trainer_step(gacc_trainer *trainer, double *loss, double *grad_norm) {
@@ -106,13 +105,11 @@ int gacc_trainer_get_parameter(const gacc_trainer *trainer, const char *name,
 int gacc_trainer_set_parameter(gacc_trainer *trainer, const char *name,
                                const void *data, size_t bytes) {
   const Parameter *param = trainer->trainer->model().findParameter(name);
-  if (!param)
-    return fail(std::string("no parameter '") + name + "'");
+  TensorSlot slot = param ? Trainer::parameterSlot(*param) : TensorSlot();
   Tensor tensor;
-  if (int rc = report(
-          tensorFor(Trainer::parameterSlot(*param), data, bytes, tensor)))
-    return rc;
-  return report(trainer->trainer->setParameter(name, tensor));
+  Status s = tensorFor(param ? &slot : nullptr, "parameter", name, data, bytes,
+                       tensor);
+  return report(s ? trainer->trainer->setParameter(name, tensor) : s);
 }
 
 int gacc_trainer_save_checkpoint(const gacc_trainer *trainer,

@@ -5,7 +5,9 @@
  * load checkpoints. Functions returning int return 0 on success and -1 on
  * failure, with the reason in gacc_last_error() (per thread). Tensors cross
  * as raw bytes in the slot's dtype and row-major shape; a size that differs
- * from the slot's is an error.
+ * from the slot's is an error. A trainer compiled in-process from MLIR text
+ * comes from gacc_trainer_compile, in the compiler's library
+ * (compiler/jit/c_api.h), and is driven by these functions alike.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef GACC_RUNTIME_C_API_H
