@@ -3,9 +3,11 @@
 #ifndef GACC_COMPILER_PASSES_TD
 #define GACC_COMPILER_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "passes/PassBase.td"
 
-def ConfigureStep : Pass<"gacc-configure-step", "ModuleOp"> {
+def ConfigureStep : GaccPass<"gacc-configure-step", "ModuleOp"> {
+  let consumes = "a model, its `gacc.train_step` and the pipeline's options";
+  let produces = "the step configured: batch, micro-batch, precision, remat, ZeRO, optimizer overrides";
   let summary = "Apply the training pipeline's options to a gacc.train_step";
   let description = [{
     The first pass of `gacc-training-pipeline`: sets what the options give

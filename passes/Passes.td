@@ -3,9 +3,11 @@
 #ifndef GACC_PASSES_TD
 #define GACC_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "passes/PassBase.td"
 
-def MixedPrecision : Pass<"gacc-mixed-precision", "ModuleOp"> {
+def MixedPrecision : GaccPass<"gacc-mixed-precision", "ModuleOp"> {
+  let consumes = "the model function, the step's `precision`";
+  let produces = "the model with `gacc.cast` ops placed by the autocast policy, marked `gacc.autocast_precision`";
   let summary = "Autocast: run a model's ops in f16 or bf16 by an op policy";
   let description = [{
     For every `gacc.train_step` whose `precision` is `f16` or `bf16` (or all
@@ -54,7 +56,9 @@ def MixedPrecision : Pass<"gacc-mixed-precision", "ModuleOp"> {
   ];
 }
 
-def Zero : Pass<"gacc-zero", "ModuleOp"> {
+def Zero : GaccPass<"gacc-zero", "ModuleOp"> {
+  let consumes = "the step's `#gacc.zero`";
+  let produces = "the model and `gacc.input`s rebuilt for one rank's examples";
   let summary = "Distribute training steps over ZeRO data-parallel ranks";
   let description = [{
     Sets each `gacc.train_step`'s `#gacc.zero<stage, ranks>` and rebuilds
@@ -104,7 +108,9 @@ def Zero : Pass<"gacc-zero", "ModuleOp"> {
   ];
 }
 
-def SplitBatch : Pass<"gacc-split-batch", "ModuleOp"> {
+def SplitBatch : GaccPass<"gacc-split-batch", "ModuleOp"> {
+  let consumes = "a step that runs micro-batches (or several ranks)";
+  let produces = "the micro-batch models: the step's `micro_model`, `last_micro_model`";
   let summary = "The model of one micro-batch, for gradient accumulation";
   let description = [{
     For a `gacc.train_step` whose ranks run their examples as micro-batches
@@ -133,7 +139,9 @@ def SplitBatch : Pass<"gacc-split-batch", "ModuleOp"> {
   let dependentDialects = ["::mlir::gacc::GaccDialect"];
 }
 
-def Autodiff : Pass<"gacc-autodiff", "ModuleOp"> {
+def Autodiff : GaccPass<"gacc-autodiff", "ModuleOp"> {
+  let consumes = "the step's `model`, or its `micro_model`s";
+  let produces = "gradient functions (`gacc.gradients`): the step's `gradient` or `micro_gradient`s";
   let summary = "Reverse-mode automatic differentiation of model functions";
   let description = [{
     For every `gacc.train_step`, builds the gradient function of the
@@ -174,7 +182,9 @@ def Autodiff : Pass<"gacc-autodiff", "ModuleOp"> {
   ];
 }
 
-def Remat : Pass<"gacc-remat", "ModuleOp"> {
+def Remat : GaccPass<"gacc-remat", "ModuleOp"> {
+  let consumes = "the step's gradient functions and `remat` policy";
+  let produces = "the same functions, recomputing the forward values the policy does not save";
   let summary = "Rematerialization: recompute forward values in the backward";
   let description = [{
     For every `gacc.train_step` whose `remat` policy is not `none` (or all
@@ -253,7 +263,9 @@ def Remat : Pass<"gacc-remat", "ModuleOp"> {
   ];
 }
 
-def Accumulate : Pass<"gacc-accumulate", "ModuleOp"> {
+def Accumulate : GaccPass<"gacc-accumulate", "ModuleOp"> {
+  let consumes = "the step's `micro_gradient`s";
+  let produces = "the step's `gradient`: a loop over the micro-batches, normalized by the global count";
   let summary = "Micro-batched gradient accumulation equal to the full batch";
   let description = [{
     For a `gacc.train_step` whose ranks run micro-batches (its
@@ -294,7 +306,9 @@ def Accumulate : Pass<"gacc-accumulate", "ModuleOp"> {
   ];
 }
 
-def Decompose : Pass<"gacc-decompose"> {
+def Decompose : GaccPass<"gacc-decompose"> {
+  let consumes = "composite gacc ops (softmax, layer norm, losses, ...)";
+  let produces = "primitive gacc ops";
   let summary = "Rewrite composite gacc ops into primitive ones";
   let description = [{
     Expands the ops that have a formula in terms of others, so that the
@@ -317,7 +331,9 @@ def Decompose : Pass<"gacc-decompose"> {
   let dependentDialects = ["::mlir::gacc::GaccDialect"];
 }
 
-def BuildStep : Pass<"gacc-build-step", "ModuleOp"> {
+def BuildStep : GaccPass<"gacc-build-step", "ModuleOp"> {
+  let consumes = "the step's `gradient`, `model`, optimizer and parameters";
+  let produces = "the entry points `gacc_step` and `gacc_eval` over the four arenas (`gacc.arena`)";
   let summary = "Build the compiled entry points of a training step";
   let description = [{
     Replaces the model, its gradient function (from `gacc-autodiff`), the
@@ -380,7 +396,9 @@ def BuildStep : Pass<"gacc-build-step", "ModuleOp"> {
   ];
 }
 
-def WriteInPlace : Pass<"gacc-write-in-place", "func::FuncOp"> {
+def WriteInPlace : GaccPass<"gacc-write-in-place", "func::FuncOp"> {
+  let consumes = "bufferized entry points copying temporaries into arena slots";
+  let produces = "the values computed in their slots (`memref.view`s of the arenas)";
   let summary = "Compute arena slots in place instead of copying into them";
   let description = [{
     After one-shot bufferization, the entry points of `gacc-build-step`
@@ -431,7 +449,9 @@ def WriteInPlace : Pass<"gacc-write-in-place", "func::FuncOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
-def PlanBuffers : Pass<"gacc-plan-buffers", "func::FuncOp"> {
+def PlanBuffers : GaccPass<"gacc-plan-buffers", "func::FuncOp"> {
+  let consumes = "bufferized entry points with `gacc.arena` arguments";
+  let produces = "temporaries placed in the workspace arena; `gacc.workspace_bytes`, `gacc.unplanned_bytes`";
   let summary = "Place a bufferized step's temporaries in its workspace arena";
   let description = [{
     A static memory plan with buffer reuse. For a function with a

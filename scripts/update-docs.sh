@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates docs/dialects/ and docs/passes/ from the ODS definitions
+# Regenerates docs/dialects/, docs/passes/ and docs/architecture.md's pipeline table from the ODS definitions
 # (mlir-tblgen -gen-dialect-doc, -gen-pass-doc) through the build. tests/docs/up-to-date.test fails when
 # the committed copy is stale.
 set -euo pipefail
@@ -11,3 +11,6 @@ for doc in dialects/GaccDialect.md passes/GaccPasses.md passes/GaccCompilerPasse
   cp "$build/docs/$doc" "$root/docs/$doc"
   echo "updated docs/$doc"
 done
+/usr/bin/python3 "$root/scripts/architecture.py" --gacc-opt "$build/bin/gacc-opt" \
+  --update "$root/docs/architecture.md"
+echo "updated docs/architecture.md"

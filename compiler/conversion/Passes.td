@@ -3,9 +3,11 @@
 #ifndef GACC_CONVERSION_PASSES_TD
 #define GACC_CONVERSION_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "passes/PassBase.td"
 
-def ConvertGaccToLinalg : Pass<"convert-gacc-to-linalg"> {
+def ConvertGaccToLinalg : GaccPass<"convert-gacc-to-linalg"> {
+  let consumes = "gacc ops on tensors";
+  let produces = "linalg (named contractions, generics), tensor, arith and math ops";
   let summary = "Lower primitive gacc compute ops to linalg, tensor, arith and math";
   let description = [{
     Every elementwise op (with NumPy broadcasting) becomes one

@@ -9,9 +9,11 @@
 #ifndef GACC_TARGET_COMMON_PASSES_TD
 #define GACC_TARGET_COMMON_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "passes/PassBase.td"
 
-def FuseElementwise : Pass<"gacc-fuse-elementwise"> {
+def FuseElementwise : GaccPass<"gacc-fuse-elementwise"> {
+  let consumes = "linalg on tensors";
+  let produces = "fused elementwise generics; contractions kept named";
   let summary = "Fuse elementwise linalg ops, keeping contractions whole";
   let description = [{
     Linalg's elementwise fusion (`linalg-fuse-elementwise-ops`: producers
@@ -36,7 +38,9 @@ def FuseElementwise : Pass<"gacc-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
-def AccumulateInPlace : Pass<"gacc-accumulate-in-place"> {
+def AccumulateInPlace : GaccPass<"gacc-accumulate-in-place"> {
+  let consumes = "loop-carried sums of linalg results";
+  let produces = "contractions and generics accumulating into the loop's value";
   let summary = "Update loop-carried sums in place";
   let description = [{
     Gradient accumulation loops (`gacc-accumulate`) carry sums in their
@@ -72,7 +76,9 @@ def AccumulateInPlace : Pass<"gacc-accumulate-in-place"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def SplitFills : Pass<"gacc-split-fills"> {
+def SplitFills : GaccPass<"gacc-split-fills"> {
+  let consumes = "a fill shared by several accumulating ops";
+  let produces = "one fill per accumulating op";
   let summary = "Give each op that accumulates into a fill its own fill";
   let description = [{
     CSE merges identical `linalg.fill`s of empty tensors, such as the zeros

@@ -8,9 +8,11 @@
 #ifndef GACC_TARGET_CPU_PASSES_TD
 #define GACC_TARGET_CPU_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "passes/PassBase.td"
 
-def MatmulToCall : Pass<"gacc-cpu-matmul-to-call", "ModuleOp"> {
+def MatmulToCall : GaccPass<"gacc-cpu-matmul-to-call", "ModuleOp"> {
+  let consumes = "bufferized named contractions";
+  let produces = "calls to the runtime's BLAS matmul";
   let summary = "Run bufferized matmuls through the runtime's BLAS kernel";
   let description = [{
     Replaces each bufferized matmul, the named contraction

@@ -3,9 +3,11 @@
 #ifndef GACC_TARGET_CUDA_PASSES_TD
 #define GACC_TARGET_CUDA_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "passes/PassBase.td"
 
-def TileMatmuls : Pass<"gacc-cuda-tile-matmuls"> {
+def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
+  let consumes = "bufferized named contractions";
+  let produces = "shared-memory tiled and tensor-core matmul kernels (`scf.parallel` with workgroup memory)";
   let summary = "Matmuls as shared-memory tiled gpu kernels";
   let description = [{
     Replaces each bufferized matmul, a named contraction (the
@@ -62,7 +64,9 @@ def TileMatmuls : Pass<"gacc-cuda-tile-matmuls"> {
                            "::mlir::vector::VectorDialect"];
 }
 
-def BlockReductions : Pass<"gacc-cuda-block-reductions"> {
+def BlockReductions : GaccPass<"gacc-cuda-block-reductions"> {
+  let consumes = "bufferized row reductions and their row neighbours";
+  let produces = "one block-per-row kernel per chain";
   let summary = "Reductions as one block per reduced element";
   let description = [{
     Replaces each bufferized reduction `out[p] = combine(out[p], f(inputs
@@ -139,7 +143,9 @@ def BlockReductions : Pass<"gacc-cuda-block-reductions"> {
                            "::mlir::scf::SCFDialect"];
 }
 
-def CopiesToLinalg : Pass<"gacc-cuda-copies-to-linalg"> {
+def CopiesToLinalg : GaccPass<"gacc-cuda-copies-to-linalg"> {
+  let consumes = "`memref.copy`";
+  let produces = "`linalg.copy`, so copies become kernels";
   let summary = "memref.copy as linalg.copy, which becomes a kernel";
   let description = [{
     A `memref.copy` left on the host would copy device memory with the
@@ -149,7 +155,9 @@ def CopiesToLinalg : Pass<"gacc-cuda-copies-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
-def HostMemoryToKernels : Pass<"gacc-cuda-host-memory-to-kernels", "::mlir::func::FuncOp"> {
+def HostMemoryToKernels : GaccPass<"gacc-cuda-host-memory-to-kernels", "::mlir::func::FuncOp"> {
+  let consumes = "host values kernels read (constants, globals)";
+  let produces = "those values inside the kernels";
   let summary = "Move the host's reads and writes of memory into kernels";
   let description = [{
     On a GPU the step's arenas are device memory, which host code cannot
@@ -187,7 +195,9 @@ def HostMemoryToKernels : Pass<"gacc-cuda-host-memory-to-kernels", "::mlir::func
                            "::mlir::memref::MemRefDialect"];
 }
 
-def DeviceAllocations : Pass<"gacc-cuda-device-allocations", "::mlir::func::FuncOp"> {
+def DeviceAllocations : GaccPass<"gacc-cuda-device-allocations", "::mlir::func::FuncOp"> {
+  let consumes = "host `memref.alloc`/`dealloc`";
+  let produces = "`gpu.alloc`/`gpu.dealloc` on device memory";
   let summary = "The host's allocations as device memory";
   let description = [{
     Replaces the `memref.alloc` and `memref.dealloc` ops of host code (the
@@ -199,7 +209,9 @@ def DeviceAllocations : Pass<"gacc-cuda-device-allocations", "::mlir::func::Func
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
-def CollapseParallelLoops : Pass<"gacc-cuda-collapse-parallel-loops"> {
+def CollapseParallelLoops : GaccPass<"gacc-cuda-collapse-parallel-loops"> {
+  let consumes = "nested `scf.parallel` loops";
+  let produces = "one collapsed parallel loop per kernel";
   let summary = "Collapse each outermost scf.parallel nest into one dimension";
   let description = [{
     Gives every outermost `scf.parallel` loop a single dimension that
@@ -223,7 +235,9 @@ def CollapseParallelLoops : Pass<"gacc-cuda-collapse-parallel-loops"> {
                            "::mlir::scf::SCFDialect"];
 }
 
-def MergeKernelModules : Pass<"gacc-cuda-merge-kernel-modules", "ModuleOp"> {
+def MergeKernelModules : GaccPass<"gacc-cuda-merge-kernel-modules", "ModuleOp"> {
+  let consumes = "one `gpu.module` per kernel";
+  let produces = "one `gpu.module` with every kernel";
   let summary = "Put every outlined gpu kernel into one gpu.module";
   let description = [{
     `gpu-kernel-outlining` gives each kernel its own `gpu.module`. This pass
@@ -236,7 +250,9 @@ def MergeKernelModules : Pass<"gacc-cuda-merge-kernel-modules", "ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
-def EmulateLaunches : Pass<"gacc-cuda-emulate-launches"> {
+def EmulateLaunches : GaccPass<"gacc-cuda-emulate-launches"> {
+  let consumes = "`gpu.launch` kernels";
+  let produces = "host loops over blocks and threads (the kernels' logic on the CPU)";
   let summary = "Run gpu.launch bodies on the CPU, ids as loop indices";
   let description = [{
     Executes the CUDA target's kernels on the CPU so that tests catch
