@@ -141,7 +141,7 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   SymbolTable symbols(module);
   OpBuilder b(model);
   b.setInsertionPointAfter(model);
-  auto grad = func::FuncOp::create(b, loc, (model.getSymName() + "_grad").str(),
+  auto grad = func::FuncOp::create(b, loc, derivedName(model, "grad"),
                                    b.getFunctionType({}, resultTypes));
   symbols.insert(grad);
   GaccDialect::GradientsAttrHelper gradients(b.getContext());

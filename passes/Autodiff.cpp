@@ -49,7 +49,7 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
   OpBuilder b(model);
   b.setInsertionPointAfter(model);
   auto grad = cast<func::FuncOp>(b.clone(*model));
-  grad.setSymName((model.getSymName() + "_grad").str());
+  grad.setSymName(derivedName(model, "grad"));
   symbols.insert(grad);
   Block &body = grad.getBody().front();
   // Without dead forward ops, the forward is exactly what the results are

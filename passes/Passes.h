@@ -19,6 +19,14 @@ namespace mlir::gacc {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// The name of a function derived from `of` for `role` ("grad", "micro4"):
+/// `<of>_<role>`, which the pass that inserts it renames if it is taken.
+/// Passes find derived functions through the step's references, never by
+/// this name.
+inline std::string derivedName(func::FuncOp of, const Twine &role) {
+  return (of.getSymName() + "_" + role).str();
+}
+
 /// Where the backward pass of buildGradientFunction starts.
 enum class GradientSeed {
   /// d loss / d loss = 1.
@@ -30,10 +38,10 @@ enum class GradientSeed {
   Argument,
 };
 
-/// Builds `<fn>_grad` beside `fn`: its results, then the gradient of result
-/// 0 with respect to every gacc.param (see gacc-autodiff), seeded by `seed`.
-/// Arguments of `fn` are treated as constants. Counts applied rules into
-/// `numRules`.
+/// Builds the gradient function of `fn` beside it (see derivedName): its
+/// results, then the gradient of result 0 with respect to every gacc.param
+/// (see gacc-autodiff), seeded by `seed`. Arguments of `fn` are treated as
+/// constants. Counts applied rules into `numRules`.
 FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp fn,
                                               GradientSeed seed,
                                               int64_t *numRules = nullptr);

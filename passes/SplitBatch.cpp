@@ -31,7 +31,7 @@ static FlatSymbolRefAttr specialize(TrainStepOp step, int64_t size) {
   SymbolTable symbols(step->getParentOfType<ModuleOp>());
   FailureOr<func::FuncOp> micro = specializeToMicroBatch(
       model, step.getRankBatchSize(), size,
-      (model.getSymName() + "_micro" + Twine(size)).str());
+      derivedName(model, "micro" + Twine(size)));
   if (failed(micro))
     return {};
   symbols.insert(*micro);

@@ -399,29 +399,9 @@ TrainStepOp TrainStepOp::find(ModuleOp module, StringRef name) {
   return nullptr;
 }
 
-/// The function `ref` names from `step`; null for none.
-static func::FuncOp lookupFunc(TrainStepOp step, FlatSymbolRefAttr ref) {
-  return ref ? SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(step, ref)
+func::FuncOp TrainStepOp::lookupFunc(FlatSymbolRefAttr ref) {
+  return ref ? SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(*this, ref)
              : func::FuncOp();
-}
-
-func::FuncOp TrainStepOp::getModelFunc() {
-  return lookupFunc(*this, getModelAttr());
-}
-func::FuncOp TrainStepOp::getMicroModelFunc() {
-  return lookupFunc(*this, getMicroModelAttr());
-}
-func::FuncOp TrainStepOp::getLastMicroModelFunc() {
-  return lookupFunc(*this, getLastMicroModelAttr());
-}
-func::FuncOp TrainStepOp::getMicroGradientFunc() {
-  return lookupFunc(*this, getMicroGradientAttr());
-}
-func::FuncOp TrainStepOp::getLastMicroGradientFunc() {
-  return lookupFunc(*this, getLastMicroGradientAttr());
-}
-func::FuncOp TrainStepOp::getGradientFunc() {
-  return lookupFunc(*this, getGradientAttr());
 }
 
 RematAttr TrainStepOp::getEffectiveRemat() {

@@ -869,15 +869,26 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     /// The step named `name` in `module`, or its only one when `name` is
     /// empty; reports an error at the module and returns null otherwise.
     static TrainStepOp find(::mlir::ModuleOp module, ::llvm::StringRef name);
-    /// The model function; null if `model` does not name a func.func.
-    ::mlir::func::FuncOp getModelFunc();
-    /// The functions the pipeline derived (see the description); null when
-    /// the reference is absent.
-    ::mlir::func::FuncOp getMicroModelFunc();
-    ::mlir::func::FuncOp getLastMicroModelFunc();
-    ::mlir::func::FuncOp getMicroGradientFunc();
-    ::mlir::func::FuncOp getLastMicroGradientFunc();
-    ::mlir::func::FuncOp getGradientFunc();
+    /// The function `ref` names; null for none or not a func.func.
+    ::mlir::func::FuncOp lookupFunc(::mlir::FlatSymbolRefAttr ref);
+    /// The model function and the functions the pipeline derived (see the
+    /// description); null when the reference is absent.
+    ::mlir::func::FuncOp getModelFunc() { return lookupFunc(getModelAttr()); }
+    ::mlir::func::FuncOp getMicroModelFunc() {
+      return lookupFunc(getMicroModelAttr());
+    }
+    ::mlir::func::FuncOp getLastMicroModelFunc() {
+      return lookupFunc(getLastMicroModelAttr());
+    }
+    ::mlir::func::FuncOp getMicroGradientFunc() {
+      return lookupFunc(getMicroGradientAttr());
+    }
+    ::mlir::func::FuncOp getLastMicroGradientFunc() {
+      return lookupFunc(getLastMicroGradientAttr());
+    }
+    ::mlir::func::FuncOp getGradientFunc() {
+      return lookupFunc(getGradientAttr());
+    }
     /// Whether each rank runs its examples as a loop of micro-batches whose
     /// losses and gradients are summed and normalized by the global batch's
     /// count (several micro-batches, or several ranks).
