@@ -161,6 +161,11 @@ void gacc::registerPipelines() {
       "gacc-training-pipeline",
       "Differentiate a model and build its step and eval functions",
       buildTrainingPipeline);
+  PassPipelineRegistration<>(
+      "gacc-differentiation-pipeline",
+      "Autocast, the per-rank and micro-batch models, and the gradient "
+      "functions the step refers to (what the memory planner analyses)",
+      buildDifferentiationPipeline);
   PassPipelineRegistration<>("gacc-to-linalg-pipeline",
                              "Lower gacc ops to fused linalg on tensors",
                              buildGaccToLinalgPipeline);

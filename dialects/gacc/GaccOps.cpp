@@ -526,20 +526,36 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError("has a last_micro_model but no micro_model");
   if (getLastMicroGradientAttr() && !getMicroGradientAttr())
     return emitOpError("has a last_micro_gradient but no micro_gradient");
-  for (auto [role, ref, gradient] :
-       {std::tuple{"micro_model", getMicroModelAttr(), false},
-        std::tuple{"last_micro_model", getLastMicroModelAttr(), false},
-        std::tuple{"micro_gradient", getMicroGradientAttr(), true},
-        std::tuple{"last_micro_gradient", getLastMicroGradientAttr(), true},
-        std::tuple{"gradient", getGradientAttr(), true}}) {
+  if ((getMicroModelAttr() || getMicroGradientAttr()) &&
+      !accumulatesMicroBatches())
+    return emitOpError("refers to micro-batch functions, but runs no "
+                       "micro-batches");
+  // A micro-batch model takes its rows of every input (0: not a model).
+  int64_t micro = getEffectiveMicroBatchSize();
+  int64_t lastRows = getRankBatchSize() % micro;
+  for (auto [role, ref, gradient, rows] :
+       {std::tuple{"micro_model", getMicroModelAttr(), false, micro},
+        std::tuple{"last_micro_model", getLastMicroModelAttr(), false,
+                   lastRows},
+        std::tuple{"micro_gradient", getMicroGradientAttr(), true, 0l},
+        std::tuple{"last_micro_gradient", getLastMicroGradientAttr(), true,
+                   0l},
+        std::tuple{"gradient", getGradientAttr(), true, 0l}}) {
     if (!ref)
       continue;
     auto fn = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, ref);
     if (!fn)
       return emitOpError(role) << " '" << ref.getValue()
                                << "' is not a func.func";
-    if (!gradient)
+    if (!gradient) {
+      for (Type type : fn.getArgumentTypes())
+        if (auto tensor = dyn_cast<RankedTensorType>(type);
+            !tensor || tensor.getRank() == 0 || tensor.getDimSize(0) != rows)
+          return emitOpError(role)
+                 << " '" << ref.getValue() << "' must take the " << rows
+                 << " rows of a micro-batch of every input, got " << type;
       continue;
+    }
     auto *dialect = cast<GaccDialect>((*this)->getDialect());
     ArrayAttr params = dialect->getGradientsAttrHelper().getAttr(fn);
     if (!params)

@@ -180,16 +180,22 @@ gacc.train_step @full model @model batch_size 4 micro_batch_size 1
     grad_clip_norm 1.0 precision bf16 remat #gacc.remat<sqrt> zero #gacc.zero<stage = 3, ranks = 2>
 
 // The functions the training pipeline derives, linked by symbol references.
+func.func @model_micro1(%x: tensor<1x4xf32>, %y: tensor<1xi64>) -> tensor<f32> {
+  %w = gacc.load @w : tensor<8x4xf32>
+  %l = gacc.matmul %x, %w transpose_rhs : tensor<1x4xf32>, tensor<8x4xf32> -> tensor<1x8xf32>
+  %loss = gacc.cross_entropy sum %l, %y : tensor<1x8xf32>, tensor<1xi64>
+  return %loss : tensor<f32>
+}
 func.func @model_grad() -> (tensor<f32>, tensor<8x4xf32>) attributes {gacc.gradients = [@w]} {
   %l = gacc.constant dense<0.0> : tensor<f32>
   %g = gacc.constant dense<0.0> : tensor<8x4xf32>
   return %l, %g : tensor<f32>, tensor<8x4xf32>
 }
-// CHECK: gacc.train_step @linked model @model batch_size 2 optimizer #gacc.sgd<lr = 0.1>
-// CHECK-SAME: micro_model @model last_micro_model @model micro_gradient @model_grad last_micro_gradient @model_grad gradient @model_grad{{$}}
-gacc.train_step @linked model @model batch_size 2 optimizer #gacc.sgd<lr = 0.1>
-    micro_model @model last_micro_model @model micro_gradient @model_grad
-    last_micro_gradient @model_grad gradient @model_grad
+// CHECK: gacc.train_step @linked model @model batch_size 2 micro_batch_size 1 optimizer #gacc.sgd<lr = 0.1>
+// CHECK-SAME: micro_model @model_micro1 micro_gradient @model_grad gradient @model_grad{{$}}
+gacc.train_step @linked model @model batch_size 2 micro_batch_size 1
+    optimizer #gacc.sgd<lr = 0.1> micro_model @model_micro1
+    micro_gradient @model_grad gradient @model_grad
 
 // CHECK-LABEL: func.func @dropout_counter
 func.func @dropout_counter(%x: tensor<4xf32>, %c: tensor<i64>) -> tensor<4xf32> {

@@ -297,3 +297,35 @@ func.func @m() -> tensor<f32> {
 }
 // expected-error @+1 {{'gacc.train_step' op has a last_micro_gradient but no micro_gradient}}
 gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> last_micro_gradient @m
+
+// -----
+
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @+1 {{'gacc.train_step' op refers to micro-batch functions, but runs no micro-batches}}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> micro_model @m
+
+// -----
+
+// A micro_model left from another micro-batch size is refused.
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+gacc.input @x : tensor<8x3xf32> features
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<8x3xf32>
+  %w = gacc.load @w : tensor<3xf32>
+  %y = gacc.mul %x, %w : tensor<8x3xf32>, tensor<3xf32>
+  %l = gacc.reduce_sum %y axes = [0, 1] : tensor<8x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @m_micro2(%x: tensor<2x3xf32>) -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %y = gacc.mul %x, %w : tensor<2x3xf32>, tensor<3xf32>
+  %l = gacc.reduce_sum %y axes = [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// expected-error @+1 {{'gacc.train_step' op micro_model 'm_micro2' must take the 4 rows of a micro-batch of every input, got 'tensor<2x3xf32>'}}
+gacc.train_step @t model @m batch_size 8 micro_batch_size 4 optimizer #gacc.sgd<lr = 0.1> micro_model @m_micro2
