@@ -21,8 +21,9 @@
 using namespace mlir;
 
 void gacc::buildDifferentiationPipeline(OpPassManager &pm) {
+  // (The step is distributed over its ranks already: by gacc-configure-step,
+  // or as the model was written, which its verifier checks.)
   pm.addPass(createMixedPrecision());
-  pm.addPass(createZero());
   pm.addPass(createSplitBatch());
   pm.addPass(createAutodiff());
 }

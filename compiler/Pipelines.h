@@ -5,8 +5,13 @@
 //
 //   gacc-training-pipeline    gacc → step/eval functions over gacc ops
 //                             (the options applied to the step by
-//                             gacc-configure-step, autodiff, step builder,
+//                             gacc-configure-step, then the differentiation
+//                             pipeline, remat, accumulation, step builder,
 //                             decomposition)
+//   gacc-differentiation-pipeline
+//                             autocast, the per-rank and micro-batch
+//                             models, the gradient functions (what the
+//                             memory planner analyses)
 //   gacc-to-linalg-pipeline   gacc → linalg/tensor/arith/math, fused
 //   gacc-bufferize-pipeline   in-place accumulators, bufferization, the
 //                             static memory plan (what `gacc plan` reads)

@@ -1,4 +1,5 @@
-//===- BuildStep.cpp - the compiled entry points of a training step ---------===//
+//===- BuildStep.cpp - the compiled entry points of a training step
+//---------===//
 //
 // gacc_step is assembled by TrainingEntry::build, one named helper per
 // stage of the step; gacc_eval by buildEvalEntry. The arenas and the inlined
@@ -71,8 +72,9 @@ public:
   TrainingEntry(OpBuilder &b, TrainStepOp step, const StepLayout &layout,
                 const ZeroCollectives &collectives, func::FuncOp func)
       : b(b), loc(step.getLoc()), step(step), layout(layout),
-        collectives(collectives), entry(b, loc, layout, collectives, func),
-        m{b, loc, layout.element}, lossScale(step.getEffectiveLossScale()) {}
+        collectives(collectives),
+        entry(b, loc, layout, collectives, func), m{b, loc, layout.element},
+        lossScale(step.getEffectiveLossScale()) {}
 
   void build(func::FuncOp gradient) {
     SmallVector<Value> outputs = inlineGradientFunction(gradient);
@@ -132,18 +134,16 @@ private:
 /// gradients into `grads`.
 SmallVector<Value>
 TrainingEntry::inlineGradientFunction(func::FuncOp gradient) {
-  SmallVector<Value> results = entry.inlineModel(
-      gradient, /*training=*/true, step.getAccumulationSteps());
+  SmallVector<Value> results = entry.inlineModel(gradient, /*training=*/true,
+                                                 step.getAccumulationSteps());
   size_t numOutputs = step.getModelFunc().getNumResults();
   auto module = step->getParentOfType<ModuleOp>();
   for (auto [param, local] :
        llvm::zip_equal(module.getOps<ParamOp>(),
                        ArrayRef<Value>(results).drop_front(numOutputs))) {
-    const Slot *slot =
-        layout.state.find(("grad." + param.getSymName()).str());
-    grads.push_back({param, slot,
-                     slot->type.getElementType() != layout.element, local,
-                     Value()});
+    const Slot *slot = layout.state.find(("grad." + param.getSymName()).str());
+    grads.push_back({param, slot, slot->type.getElementType() != layout.element,
+                     local, Value()});
   }
   results.truncate(numOutputs);
   return results;
@@ -257,10 +257,9 @@ void TrainingEntry::normAndClip() {
   std::optional<APFloat> maxNorm = step.getGradClipNorm();
   if (!maxNorm)
     return;
-  Value coef =
-      m.div(m.c(maxNorm->convertToDouble()), m.add(norm, m.c(1e-6)));
-  clip = m.select(m.compare(ComparePredicate::lt, coef, m.c(1.0)), coef,
-                  m.c(1.0));
+  Value coef = m.div(m.c(maxNorm->convertToDouble()), m.add(norm, m.c(1e-6)));
+  clip =
+      m.select(m.compare(ComparePredicate::lt, coef, m.c(1.0)), coef, m.c(1.0));
 }
 
 /// A 16-bit gradient as its slot keeps it, in f32 and unscaled; the barrier
@@ -279,9 +278,8 @@ Value TrainingEntry::readBack(Gradient &grad) {
 /// parameter's own, or the master weights of a 16-bit parameter), whole or
 /// this rank's shard, then written back whole.
 void TrainingEntry::updateParameters() {
-  Value rank = collectives.updatesShardsOfWholeParameters()
-                   ? entry.rankIndex()
-                   : Value();
+  Value rank = collectives.updatesShardsOfWholeParameters() ? entry.rankIndex()
+                                                            : Value();
   for (Gradient &grad : grads) {
     StringRef name = grad.param.getSymName();
     const Slot &paramSlot = *layout.state.find(name);
@@ -292,8 +290,8 @@ void TrainingEntry::updateParameters() {
     if (rank && !master)
       current = collectives.localShard(b, loc, current, rank);
     ArenaUpdate context(m, finite, entry, name, scalars);
-    Value updated = layout.optimizer->buildUpdate(step.getOptimizer(),
-                                                  context, current, used);
+    Value updated = layout.optimizer->buildUpdate(step.getOptimizer(), context,
+                                                  current, used);
     if (master) {
       entry.write(entry.state, *master, updated);
       auto type = cast<RankedTensorType>(updated.getType());
@@ -313,9 +311,9 @@ void TrainingEntry::updateParameters() {
 void TrainingEntry::updateLossScale() {
   Value scale = entry.readState(kLossScaleSlot);
   Value good = m.add(entry.readState(kGrowthTrackerSlot), m.c(1.0));
-  Value grow = m.compare(
-      ComparePredicate::ge, good,
-      m.c(static_cast<double>(lossScale.getGrowthInterval())));
+  Value grow =
+      m.compare(ComparePredicate::ge, good,
+                m.c(static_cast<double>(lossScale.getGrowthInterval())));
   Value grown =
       m.mul(scale, m.c(lossScale.getGrowthFactor().convertToDouble()));
   Value backedOff =
@@ -332,14 +330,13 @@ void TrainingEntry::updateLossScale() {
 static func::FuncOp buildEvalEntry(OpBuilder &b, TrainStepOp step,
                                    const StepLayout &layout,
                                    const ZeroCollectives &collectives) {
-  func::FuncOp func = createStepEntry(
-      b, step->getParentOfType<ModuleOp>(), "gacc_eval");
+  func::FuncOp func =
+      createStepEntry(b, step->getParentOfType<ModuleOp>(), "gacc_eval");
   EntryBuilder entry(b, step.getLoc(), layout, collectives, func);
   func::FuncOp model = step.getModelFunc();
   SmallVector<Value> results =
       entry.inlineModel(model, /*training=*/false, /*microBatches=*/1);
-  results[0] =
-      collectives.reduceEvalLoss(b, step.getLoc(), results[0], model);
+  results[0] = collectives.reduceEvalLoss(b, step.getLoc(), results[0], model);
   entry.writeOutputs(results);
   func::ReturnOp::create(b, step.getLoc());
   return func;
@@ -357,6 +354,34 @@ static LogicalResult verifyLossScaleReads(TrainStepOp step,
     return WalkResult::interrupt();
   });
   return failure(scaled.wasInterrupted());
+}
+
+/// The gradient function returns the model's results, then one gradient
+/// per parameter: of the parameter's type, or this rank's shard of it when
+/// gacc-accumulate reduce-scattered every micro-batch's.
+static LogicalResult verifyGradientTypes(TrainStepOp step,
+                                         func::FuncOp gradient) {
+  auto module = step->getParentOfType<ModuleOp>();
+  SmallVector<ParamOp> params(module.getOps<ParamOp>());
+  size_t outputs = step.getModelFunc().getNumResults();
+  if (gradient.getNumResults() != outputs + params.size())
+    return step.emitOpError("gradient '")
+           << gradient.getSymName() << "' returns " << gradient.getNumResults()
+           << " values, expected " << outputs << " model results and "
+           << params.size() << " gradients";
+  int64_t ranks = step.getEffectiveZero().getRanks();
+  for (auto [param, type] :
+       llvm::zip_equal(params, gradient.getResultTypes().drop_front(outputs))) {
+    RankedTensorType expected = param.getTensorType();
+    if (step.reducesGradientsPerMicroBatch())
+      expected = shardType(expected, ranks);
+    if (type != expected)
+      return step.emitOpError("gradient '")
+             << gradient.getSymName() << "' returns " << type
+             << " for parameter '" << param.getSymName() << "', expected "
+             << expected;
+  }
+  return success();
 }
 
 namespace {
@@ -380,7 +405,8 @@ void BuildStepPass::runOnOperation() {
                      "gacc-accumulate for micro-batches) first");
     return signalPassFailure();
   }
-  if (failed(verifyLossScaleReads(step, gradient)))
+  if (failed(verifyLossScaleReads(step, gradient)) ||
+      failed(verifyGradientTypes(step, gradient)))
     return signalPassFailure();
 
   OpBuilder b(module.getContext());

@@ -86,7 +86,7 @@ struct RematConfig {
 };
 
 /// The step's policy; for `budget`, its `gacc.remat_activation_budget`
-/// attribute (what `gacc run`/`gacc plan` derive from the peak budget with
+/// attribute (what gacc-configure-step derives from the peak budget with
 /// the memory planner), else the budget itself.
 RematConfig getRematConfig(TrainStepOp step);
 

@@ -218,10 +218,11 @@ def Remat : GaccPass<"gacc-remat", "ModuleOp"> {
       needs Σ kept + the last segment's + max recomputed bytes. Labels
       (time, Σ kept, max recomputed) per boundary, pruned to their Pareto
       front, make the search exact within this model: O(n²) segments for
-      n forward ops, times the labels at their start. `gacc run`/`gacc
-      plan` derive the activation budget from the peak budget with the
-      memory planner, keep the cheapest schedule whose planned peak fits,
-      and name the least feasible peak when none does.
+      n forward ops, times the labels at their start. `gacc-configure-step`
+      (the `remat=budget remat-budget=...` options of every entry point)
+      derives the activation budget from the peak budget with the memory
+      planner, keeps the cheapest schedule whose planned peak fits, and
+      names the least feasible peak when none does.
 
     In the segment policies the last segment is kept: its backward comes
     first, while its activations are still alive. An op's `gacc.remat =
@@ -336,7 +337,8 @@ def BuildStep : GaccPass<"gacc-build-step", "ModuleOp"> {
   let produces = "the entry points `gacc_step` and `gacc_eval` over the four arenas (`gacc.arena`)";
   let summary = "Build the compiled entry points of a training step";
   let description = [{
-    Replaces the model, its gradient function (from `gacc-autodiff`), the
+    Replaces the model, the step's `gradient` (from `gacc-autodiff`, or
+    `gacc-accumulate` with micro-batches; its types are checked), the
     declarations and the `gacc.train_step` by two functions over the byte
     arenas the runtime owns (see `StepLayout.h`):
 

@@ -107,13 +107,12 @@ LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
                                           std::optional<Location> location,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
-  if (failed(inferBroadcastResult(location,
-                                  {adaptor.getLhs().getType(),
-                                   adaptor.getRhs().getType()},
-                                  results)))
+  if (failed(inferBroadcastResult(
+          location, {adaptor.getLhs().getType(), adaptor.getRhs().getType()},
+          results)))
     return failure();
-  results[0] = cast<RankedTensorType>(results[0])
-                   .clone(IntegerType::get(context, 1));
+  results[0] =
+      cast<RankedTensorType>(results[0]).clone(IntegerType::get(context, 1));
   return success();
 }
 
@@ -450,8 +449,8 @@ LogicalResult AllGatherOp::verify() {
 
 LogicalResult CollectiveBroadcastOp::verify() {
   if (getRoot() >= getRanks())
-    return emitOpError("root ") << getRoot() << " is not one of the "
-                                << getRanks() << " ranks";
+    return emitOpError("root ")
+           << getRoot() << " is not one of the " << getRanks() << " ranks";
   return success();
 }
 
@@ -537,16 +536,16 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
        {std::tuple{"micro_model", getMicroModelAttr(), false, micro},
         std::tuple{"last_micro_model", getLastMicroModelAttr(), false,
                    lastRows},
-        std::tuple{"micro_gradient", getMicroGradientAttr(), true, 0l},
+        std::tuple{"micro_gradient", getMicroGradientAttr(), true, int64_t{0}},
         std::tuple{"last_micro_gradient", getLastMicroGradientAttr(), true,
-                   0l},
-        std::tuple{"gradient", getGradientAttr(), true, 0l}}) {
+                   int64_t{0}},
+        std::tuple{"gradient", getGradientAttr(), true, int64_t{0}}}) {
     if (!ref)
       continue;
     auto fn = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, ref);
     if (!fn)
-      return emitOpError(role) << " '" << ref.getValue()
-                               << "' is not a func.func";
+      return emitOpError(role)
+             << " '" << ref.getValue() << "' is not a func.func";
     if (!gradient) {
       for (Type type : fn.getArgumentTypes())
         if (auto tensor = dyn_cast<RankedTensorType>(type);
@@ -559,15 +558,14 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     auto *dialect = cast<GaccDialect>((*this)->getDialect());
     ArrayAttr params = dialect->getGradientsAttrHelper().getAttr(fn);
     if (!params)
-      return emitOpError(role)
-             << " '" << ref.getValue() << "' has no '"
-             << GaccDialect::GradientsAttrHelper::getNameStr()
-             << "': not a gradient function";
+      return emitOpError(role) << " '" << ref.getValue() << "' has no '"
+                               << GaccDialect::GradientsAttrHelper::getNameStr()
+                               << "': not a gradient function";
     for (auto param : params.getAsRange<FlatSymbolRefAttr>())
       if (!symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, param))
-        return emitOpError(role) << " '" << ref.getValue()
-                                 << "' lists the gradient of '"
-                                 << param.getValue() << "', not a gacc.param";
+        return emitOpError(role)
+               << " '" << ref.getValue() << "' lists the gradient of '"
+               << param.getValue() << "', not a gacc.param";
   }
   if (model.getNumArguments() != 0)
     return emitOpError("model '")

@@ -73,8 +73,9 @@ public:
   /// The state kept per parameter, by torch.optim's names ("exp_avg"):
   /// slot "<state>.<parameter>".
   virtual SmallVector<StringRef> getStateSlots(Attribute optimizer) const = 0;
-  /// The per-step scalars the update reads: kLearningRate and those of the
-  /// optimizer's formula in the runtime.
+  /// The per-step scalars the update reads, of those the runtime provides:
+  /// kLearningRate (the scheduled rate, for every optimizer) and those of
+  /// the optimizer's formula.
   virtual SmallVector<StringRef> getStepScalars(Attribute optimizer) const = 0;
   /// The update of one parameter `param` (f32 weights: the parameter's own,
   /// its master weights, or this rank's shard of either) by `grad` (unscaled
