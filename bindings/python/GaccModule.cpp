@@ -1,6 +1,6 @@
-//===- GaccModule.cpp - the gacc Python module ------------------------------===//
+//===- GaccModule.cpp - the gacc._gacc Python extension ---------------------===//
 //
-//   import gacc
+//   import gacc                                  # gacc/__init__.py re-exports
 //   trainer = gacc.Trainer.compile(open("examples/mlp.mlir").read())  # JIT
 //   trainer = gacc.Trainer.compile(text, micro_batch=16, remat="sqrt",
 //                                  precision="bf16")     # the gacc flags
@@ -74,7 +74,7 @@ Tensor fromNumpy(const TensorSlot &slot, const py::array &array) {
 struct PyTrainer {
   std::unique_ptr<Trainer> trainer;
 
-  py::dict step(const py::dict &inputs) {
+  void setInputs(const py::dict &inputs) {
     for (auto [key, value] : inputs) {
       std::string name = py::cast<std::string>(key);
       const Input *input = trainer->model().findInput(name);
@@ -83,6 +83,10 @@ struct PyTrainer {
       check(trainer->setInput(name, fromNumpy(input->slot,
                                               py::cast<py::array>(value))));
     }
+  }
+
+  py::dict step(const py::dict &inputs) {
+    setInputs(inputs);
     StepResult result;
     {
       py::gil_scoped_release release;
@@ -96,6 +100,24 @@ struct PyTrainer {
       out["loss_scale"] = result.lossScale;
       out["skipped"] = result.skipped;
     }
+    return out;
+  }
+
+  /// The loss and the model's other outputs on `inputs`, updating nothing.
+  py::dict evaluate(const py::dict &inputs) {
+    setInputs(inputs);
+    double loss = 0;
+    std::vector<Tensor> outputs;
+    {
+      py::gil_scoped_release release;
+      check(trainer->evaluate(loss, outputs));
+    }
+    py::dict out;
+    out["loss"] = loss;
+    py::list arrays;
+    for (const Tensor &tensor : outputs)
+      arrays.append(toNumpy(tensor));
+    out["outputs"] = arrays;
     return out;
   }
 
@@ -159,7 +181,7 @@ PyTrainer compile(const std::string &mlir, const py::kwargs &keywords) {
 }
 } // namespace
 
-PYBIND11_MODULE(gacc, m) {
+PYBIND11_MODULE(_gacc, m) {
   m.doc() = "gacc: compile and train neural-network training steps";
   py::class_<PyTrainer>(m, "Trainer")
       .def_static(
@@ -188,6 +210,10 @@ PYBIND11_MODULE(gacc, m) {
            "Sets the given inputs (name -> numpy array) and runs one "
            "optimizer step; returns loss, grad_norm, lr (and loss_scale, "
            "skipped with f16 loss scaling).")
+      .def("evaluate", &PyTrainer::evaluate, py::arg("inputs"),
+           "Sets the given inputs and runs the forward pass without "
+           "updating anything (dropout off, batch norm on its running "
+           "statistics); returns loss and outputs (numpy arrays).")
       .def("parameters", &PyTrainer::parameters)
       .def("set_parameter", &PyTrainer::setParameter)
       .def_property_readonly("inputs", &PyTrainer::inputs,
