@@ -42,9 +42,9 @@ struct Gradient {
 class ArenaUpdate final : public UpdateContext {
 public:
   ArenaUpdate(TensorMath &math, Value finite, EntryBuilder &entry,
-              StringRef param, const llvm::StringMap<Value> &scalars)
-      : UpdateContext(math, finite), entry(entry), param(param),
-        scalars(scalars) {}
+              ParamOp param, const llvm::StringMap<Value> &scalars)
+      : UpdateContext(math, finite, ownWeightDecay(param)), entry(entry),
+        param(param.getSymName()), scalars(scalars) {}
   Value readState(StringRef name) override {
     return entry.readState(slotName(name));
   }
@@ -58,6 +58,11 @@ public:
   }
 
 private:
+  static std::optional<double> ownWeightDecay(ParamOp param) {
+    if (auto decay = param->getAttrOfType<FloatAttr>(kWeightDecayAttrName))
+      return decay.getValueAsDouble();
+    return std::nullopt;
+  }
   std::string slotName(StringRef state) const {
     return (state + "." + param).str();
   }
@@ -289,7 +294,7 @@ void TrainingEntry::updateParameters() {
     Value current = entry.read(entry.state, master ? *master : paramSlot);
     if (rank && !master)
       current = collectives.localShard(b, loc, current, rank);
-    ArenaUpdate context(m, finite, entry, name, scalars);
+    ArenaUpdate context(m, finite, entry, grad.param, scalars);
     Value updated = layout.optimizer->buildUpdate(step.getOptimizer(), context,
                                                   current, used);
     if (master) {

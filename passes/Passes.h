@@ -101,6 +101,10 @@ FailureOr<RematReport> rematerialize(func::FuncOp grad,
 /// achieves (gacc-remat's cost model), without rewriting it.
 FailureOr<int64_t> minimumRematActivationBytes(func::FuncOp grad);
 
+/// The parameter attribute of a parameter group's own weight decay.
+inline constexpr llvm::StringLiteral kWeightDecayAttrName =
+    GaccDialect::WeightDecayAttrHelper::getNameStr();
+
 /// The step attribute that carries the activation budget.
 inline constexpr llvm::StringLiteral kRematActivationBudgetAttrName =
     GaccDialect::RematActivationBudgetAttrHelper::getNameStr();

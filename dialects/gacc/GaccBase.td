@@ -74,7 +74,10 @@ def Gacc_Dialect : Dialect {
     // On an entry point (gacc-plan-buffers): the workspace arena's bytes
     // and the bytes of temporaries left to the heap.
     "::mlir::IntegerAttr":$workspace_bytes,
-    "::mlir::IntegerAttr":$unplanned_bytes
+    "::mlir::IntegerAttr":$unplanned_bytes,
+    // On a gacc.param: its own weight decay (an f64, at least 0) instead of
+    // the optimizer's, as a torch.optim parameter group's.
+    "::mlir::FloatAttr":$weight_decay
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

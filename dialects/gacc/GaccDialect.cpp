@@ -55,6 +55,12 @@ LogicalResult GaccDialect::verifyOperationAttribute(Operation *op,
                       (choice == "save" || choice == "recompute"),
                   "\"save\" or \"recompute\" on an op of a function");
   }
+  if (name == getWeightDecayAttrHelper().getName()) {
+    auto decay = dyn_cast<FloatAttr>(value);
+    return expect(isa<ParamOp>(op) && decay && decay.getType().isF64() &&
+                      decay.getValueAsDouble() >= 0.0,
+                  "a non-negative f64 on a gacc.param");
+  }
   if (name == getRematActivationBudgetAttrHelper().getName()) {
     auto bytes = dyn_cast<IntegerAttr>(value);
     return expect(isa<TrainStepOp>(op) && bytes && bytes.getInt() >= 0,

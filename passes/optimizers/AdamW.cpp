@@ -29,7 +29,8 @@ class AdamW : public OptimizerOf<AdamWAttr> {
     return {kAverage, kSquareAverage};
   }
   SmallVector<StringRef> stepScalars(AdamWAttr) const override {
-    return {kWeightDecayFactor, kStepSize, kBiasCorrection2Sqrt};
+    return {kLearningRate, kWeightDecayFactor, kStepSize,
+            kBiasCorrection2Sqrt};
   }
   Value update(AdamWAttr adamw, UpdateContext &context, Value param,
                Value grad) const override {
@@ -38,7 +39,15 @@ class AdamW : public OptimizerOf<AdamWAttr> {
     TensorMath &m = context.math;
     double beta1 = adamw.getBeta1().convertToDouble();
     double beta2 = adamw.getBeta2().convertToDouble();
-    Value decayed = m.mul(param, context.scalar(kWeightDecayFactor));
+    // A parameter group's own decay: 1 - lr·weight_decay from the scheduled
+    // rate (none at all for 0, as torch multiplies by exactly 1).
+    Value decayed = param;
+    if (!context.hasOwnWeightDecay(adamw.getWeightDecay()))
+      decayed = m.mul(param, context.scalar(kWeightDecayFactor));
+    else if (double decay = context.weightDecay(adamw.getWeightDecay()))
+      decayed = m.mul(param, m.sub(m.c(1.0), m.mul(context.scalar(
+                                                       kLearningRate),
+                                                   m.c(decay))));
     // The update reads the guarded moments, so that each is computed in its
     // slot (a skipped step discards the update anyway).
     Value avg = context.unlessSkipped(

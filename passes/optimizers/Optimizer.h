@@ -37,8 +37,21 @@ inline constexpr llvm::StringLiteral kLearningRate = "lr";
 /// implements it over the arenas.
 class UpdateContext {
 public:
-  UpdateContext(TensorMath &math, Value finite) : math(math), finite(finite) {}
+  UpdateContext(TensorMath &math, Value finite,
+                std::optional<double> ownWeightDecay = std::nullopt)
+      : math(math), finite(finite), ownWeightDecay(ownWeightDecay) {}
   virtual ~UpdateContext() = default;
+
+  /// This parameter's weight decay: its own (`gacc.weight_decay`, a
+  /// parameter group's) or the optimizer's.
+  double weightDecay(const llvm::APFloat &optimizers) const {
+    return ownWeightDecay.value_or(optimizers.convertToDouble());
+  }
+  /// Whether it differs from the optimizer's, which per-step scalars such
+  /// as AdamW's decay factor assume.
+  bool hasOwnWeightDecay(const llvm::APFloat &optimizers) const {
+    return ownWeightDecay && *ownWeightDecay != optimizers.convertToDouble();
+  }
 
   /// Builds at the update's place, in the parameters' element type.
   TensorMath &math;
@@ -58,6 +71,7 @@ public:
 
 private:
   Value finite;
+  std::optional<double> ownWeightDecay;
 };
 
 class Optimizer {

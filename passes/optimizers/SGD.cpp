@@ -39,7 +39,7 @@ class SGD : public OptimizerOf<SGDAttr> {
                Value grad) const override {
     TensorMath &m = context.math;
     double momentum = sgd.getMomentum().convertToDouble();
-    double weightDecay = sgd.getWeightDecay().convertToDouble();
+    double weightDecay = context.weightDecay(sgd.getWeightDecay());
     if (weightDecay != 0.0)
       grad = m.add(grad, m.mul(param, m.c(weightDecay)));
     if (momentum != 0.0) {

@@ -4,6 +4,7 @@
 //   gacc compile MODEL.mlir   compile a training step ahead of time
 //   gacc run MODEL.mlir       train
 //   gacc plan MODEL.mlir      report the memory a step needs, without running
+//   gacc import FILE.py:FACTORY   a PyTorch module as MODEL.mlir (Python)
 //
 // Every subcommand parses and verifies the model first; errors are reported
 // as file:line:col diagnostics with a non-zero exit.
@@ -33,8 +34,12 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <unistd.h>
+#include <vector>
 
 using namespace llvm;
 using mlir::FailureOr;
@@ -47,6 +52,12 @@ static cl::SubCommand runCommand(
 static cl::SubCommand
     planCommand("plan",
                 "Report the memory a training step needs, without running it");
+
+// Parsed by the Python frontend (bindings/python/gacc/import_cli.py), which
+// main() hands the arguments to; declared here for `gacc --help`.
+static cl::SubCommand importCommand(
+    "import", "Write a PyTorch module's training step as gacc MLIR and its "
+              "weights as safetensors (gacc import --help)");
 
 static cl::SubCommand consolidateCommand(
     "consolidate", "Turn a sharded (ZeRO) checkpoint directory into one "
@@ -466,7 +477,35 @@ static void registerMlirOptions() {
   }
 }
 
+/// `gacc import ...`: runs the PyTorch importer, gacc.import_cli, with the
+/// Python that has torch and the gacc package this binary was built with
+/// (GACC_PYTHON and GACC_PYTHONPATH override them); returns only on error.
+static int runImport(int argc, char **argv) {
+  const char *python = std::getenv("GACC_PYTHON");
+  const char *path = std::getenv("GACC_PYTHONPATH");
+  std::string pythonPath = path ? path : GACC_PYTHON_PACKAGE_DIR;
+  if (const char *old = std::getenv("PYTHONPATH"); old && *old)
+    pythonPath += std::string(":") + old;
+  setenv("PYTHONPATH", pythonPath.c_str(), 1);
+  std::vector<char *> args;
+  std::string interpreter = python ? python : GACC_PYTHON_EXECUTABLE;
+  std::string dashM = "-m", moduleName = "gacc.import_cli";
+  std::string program = "gacc import";
+  args.push_back(interpreter.data());
+  args.push_back(dashM.data());
+  args.push_back(moduleName.data());
+  for (int i = 2; i < argc; ++i)
+    args.push_back(argv[i]);
+  args.push_back(nullptr);
+  execv(interpreter.c_str(), args.data());
+  errs() << "gacc import: error: cannot run " << interpreter << ": "
+         << std::strerror(errno) << "\n";
+  return 1;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && std::strcmp(argv[1], "import") == 0)
+    return runImport(argc, argv);
   InitLLVM initLLVM(argc, argv);
   mlir::gacc::registerAllPasses(); // -mlir-print-ir-after=<pass> names them
   registerMlirOptions();
@@ -477,7 +516,7 @@ int main(int argc, char **argv) {
       "  gacc <subcommand> --help       the options of one subcommand\n");
 
   if (!compileCommand && !runCommand && !planCommand && !consolidateCommand) {
-    errs() << "gacc: missing subcommand (compile, run, plan or consolidate); "
+    errs() << "gacc: missing subcommand (compile, run, plan, import or consolidate); "
               "see gacc --help\n";
     return 1;
   }
