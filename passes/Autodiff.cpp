@@ -54,10 +54,13 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
   Block &body = grad.getBody().front();
   // Without dead forward ops, the forward is exactly what the results are
   // computed from (how gacc-remat finds where the backward starts).
-  for (Operation &op : llvm::make_early_inc_range(
-           llvm::reverse(body.without_terminator())))
-    if (isOpTriviallyDead(&op))
-      op.erase();
+  // (Users before producers; a reverse iterator over the block would point
+  // at the op just erased.)
+  SmallVector<Operation *> ops = llvm::to_vector(llvm::map_range(
+      body.without_terminator(), [](Operation &op) { return &op; }));
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   Value loss = ret.getOperand(0);
 

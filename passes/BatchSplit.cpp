@@ -9,6 +9,23 @@ using namespace mlir;
 using namespace mlir::gacc;
 
 namespace {
+/// Where a value carries the batch: dimension `position`, which holds
+/// `outer × batch × inner` elements. A reshape may merge the batch with
+/// neighbouring dimensions (nn.MultiheadAttention views [T, B, E] as
+/// [T·B, E] and [T, B·H, D]); resizing the batch resizes only its factor.
+struct BatchDim {
+  int64_t position;
+  int64_t inner = 1;
+  int64_t outer = 1;
+  bool operator==(const BatchDim &other) const {
+    return position == other.position && inner == other.inner &&
+           outer == other.outer;
+  }
+  bool operator!=(const BatchDim &other) const { return !(*this == other); }
+  /// The size of the dimension for `batch` examples.
+  int64_t size(int64_t batch) const { return outer * batch * inner; }
+};
+
 /// Rebuilds a model op by op for the micro-batch, tracking which dimension
 /// of each value is the batch.
 class Splitter {
@@ -18,17 +35,38 @@ public:
   /// The batch dimension of `value`, if it has one.
   std::optional<int64_t> batchDim(Value value) const {
     auto it = dims.find(value);
+    return it == dims.end() ? std::nullopt
+                            : std::optional(it->second.position);
+  }
+  std::optional<BatchDim> batchLayout(Value value) const {
+    auto it = dims.find(value);
     return it == dims.end() ? std::nullopt : std::optional(it->second);
   }
 
   /// Where the batch dimension of the result of `op` lies, or failure (with
   /// a diagnostic) if the op mixes examples.
-  FailureOr<int64_t> resultBatchDim(Operation *op);
+  FailureOr<BatchDim> resultBatchDim(Operation *op);
 
   const int64_t batch, micro;
-  DenseMap<Value, int64_t> dims; ///< Keyed by the values of the old model.
-  Value loss;                    ///< The old model's loss.
+  DenseMap<Value, BatchDim> dims; ///< Keyed by the values of the old model.
+  Value loss;                     ///< The old model's loss.
+
+private:
+  FailureOr<int64_t> resultPosition(Operation *op);
+  FailureOr<BatchDim> reshapedBatchDim(ReshapeOp reshape);
 };
+
+/// Whether `value` is a gacc.broadcast that replicates its input along
+/// dimension `dim` (a filled tensor such as torch.zeros_like): the same for
+/// every example, so a micro-batch takes a smaller broadcast.
+bool broadcastAlong(Value value, int64_t dim) {
+  auto broadcast = value.getDefiningOp<BroadcastOp>();
+  if (!broadcast)
+    return false;
+  RankedTensorType in = broadcast.getInput().getType();
+  int64_t at = dim - (broadcast.getType().getRank() - in.getRank());
+  return at < 0 || in.getDimSize(at) == 1;
+}
 
 InFlightDiagnostic splitError(Operation *op) {
   return op->emitOpError("mixes examples of the batch, so its result "
@@ -37,7 +75,49 @@ InFlightDiagnostic splitError(Operation *op) {
 }
 } // namespace
 
-FailureOr<int64_t> Splitter::resultBatchDim(Operation *op) {
+FailureOr<BatchDim> Splitter::resultBatchDim(Operation *op) {
+  if (auto reshape = dyn_cast<ReshapeOp>(op))
+    return reshapedBatchDim(reshape);
+  FailureOr<int64_t> position = resultPosition(op);
+  if (failed(position))
+    return failure();
+  // Every other op keeps the batch's factors: all operands that carry it
+  // must agree on them.
+  std::optional<BatchDim> layout;
+  for (Value operand : op->getOperands()) {
+    std::optional<BatchDim> d = batchLayout(operand);
+    if (!d)
+      continue;
+    if (layout && (layout->inner != d->inner || layout->outer != d->outer))
+      return splitError(op) << "its operands merge the batch with other "
+                               "dimensions differently";
+    layout = d;
+  }
+  return BatchDim{*position, layout->inner, layout->outer};
+}
+
+/// The batch through a row-major reshape: the batch factor occupies a range
+/// of strides of the flattened tensor; it must lie within one result
+/// dimension.
+FailureOr<BatchDim> Splitter::reshapedBatchDim(ReshapeOp reshape) {
+  ArrayRef<int64_t> in = reshape.getInput().getType().getShape();
+  ArrayRef<int64_t> out = reshape.getType().getShape();
+  BatchDim from = *batchLayout(reshape.getInput());
+  int64_t stride = from.inner; // of the batch factor, in elements
+  for (int64_t d = from.position + 1; d < int64_t(in.size()); ++d)
+    stride *= in[d];
+  int64_t after = 1; // elements of the result dimensions after q
+  for (int64_t q = int64_t(out.size()) - 1; q >= 0; --q) {
+    if (stride % after == 0 && out[q] % ((stride / after) * batch) == 0)
+      return BatchDim{q, stride / after, out[q] / ((stride / after) * batch)};
+    after *= out[q];
+    if (after > stride)
+      break;
+  }
+  return splitError(reshape) << "it splits the batch across dimensions";
+}
+
+FailureOr<int64_t> Splitter::resultPosition(Operation *op) {
   auto rankOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getRank();
   };
@@ -62,7 +142,8 @@ FailureOr<int64_t> Splitter::resultBatchDim(Operation *op) {
         continue;
       int64_t at = *position - (resultRank - rankOf(operand));
       if (at >= 0 &&
-          cast<RankedTensorType>(operand.getType()).getDimSize(at) != 1)
+          cast<RankedTensorType>(operand.getType()).getDimSize(at) != 1 &&
+          !broadcastAlong(operand, at))
         return splitError(op) << "an operand without the batch is not "
                                  "broadcast along it";
     }
@@ -135,15 +216,6 @@ FailureOr<int64_t> Splitter::resultBatchDim(Operation *op) {
           return failure();
         return *position;
       })
-      .Case([&](ReshapeOp reshape) -> FailureOr<int64_t> {
-        ArrayRef<int64_t> in = reshape.getInput().getType().getShape();
-        ArrayRef<int64_t> out = reshape.getType().getShape();
-        if (*batchDim(reshape.getInput()) != 0 || out.empty() ||
-            out[0] != in[0])
-          return splitError(op) << "it does not keep the batch as its "
-                                   "leading dimension";
-        return int64_t(0);
-      })
       .Case([&](TransposeOp transpose) -> FailureOr<int64_t> {
         int64_t position = *batchDim(transpose.getInput());
         for (auto [i, d] : llvm::enumerate(transpose.getPermutation()))
@@ -154,7 +226,8 @@ FailureOr<int64_t> Splitter::resultBatchDim(Operation *op) {
       .Case([&](SliceOp slice) -> FailureOr<int64_t> {
         int64_t position = *batchDim(slice.getInput());
         if (slice.getOffsets()[position] != 0 ||
-            slice.getSizes()[position] != batch)
+            slice.getSizes()[position] !=
+                slice.getInput().getType().getDimSize(position))
           return splitError(op) << "it slices the batch dimension";
         return position;
       })
@@ -238,7 +311,7 @@ static FailureOr<func::FuncOp> rebuildForBatch(func::FuncOp model,
       for (auto [i, input] : llvm::enumerate(inputs)) {
         if (input.getSymName() != load.getName())
           continue;
-        splitter.dims[load.getResult()] = 0;
+        splitter.dims[load.getResult()] = BatchDim{0};
         if (mode == Rebuild::MicroBatch) {
           mapping.map(load.getResult(), entry->getArgument(i));
         } else {
@@ -254,7 +327,7 @@ static FailureOr<func::FuncOp> rebuildForBatch(func::FuncOp model,
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       SmallVector<Value> results;
       for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-        if (i > 0 && splitter.batchDim(value) != std::optional<int64_t>(0)) {
+        if (i > 0 && splitter.batchLayout(value) != std::optional(BatchDim{0})) {
           func.erase();
           return model.emitError("result ")
                  << i << " does not carry the batch in dimension 0, so "
@@ -283,20 +356,37 @@ static FailureOr<func::FuncOp> rebuildForBatch(func::FuncOp model,
                                        b.getContext(), LossReduction::sum));
       continue;
     }
-    FailureOr<int64_t> position = splitter.resultBatchDim(&op);
-    if (failed(position)) {
+    FailureOr<BatchDim> layout = splitter.resultBatchDim(&op);
+    if (failed(layout)) {
       func.erase();
       return failure();
     }
     Operation *clone = b.clone(op, mapping);
-    clone->getResult(0).setType(
-        withDim(op.getResult(0).getType(), *position, size));
+    clone->getResult(0).setType(withDim(op.getResult(0).getType(),
+                                        layout->position, layout->size(size)));
+    // Broadcasts along the batch (see broadcastAlong) shrink with it.
+    int64_t resultRank =
+        cast<RankedTensorType>(clone->getResult(0).getType()).getRank();
+    for (OpOperand &operand : clone->getOpOperands()) {
+      Value old = op.getOperand(operand.getOperandNumber());
+      auto type = dyn_cast<RankedTensorType>(old.getType());
+      int64_t at = layout->position - (resultRank - (type ? type.getRank() : 0));
+      if (!type || splitter.batchDim(old) || at < 0 ||
+          type.getDimSize(at) == 1 || !broadcastAlong(old, at))
+        continue;
+      auto broadcast = old.getDefiningOp<BroadcastOp>();
+      b.setInsertionPoint(clone);
+      operand.set(BroadcastOp::create(
+          b, broadcast.getLoc(), withDim(type, at, layout->size(size)),
+          mapping.lookup(broadcast.getInput())));
+      b.setInsertionPointAfter(clone);
+    }
     if (auto slice = dyn_cast<SliceOp>(clone)) {
       SmallVector<int64_t> sizes(slice.getSizes());
-      sizes[*splitter.batchDim(cast<SliceOp>(op).getInput())] = size;
+      sizes[layout->position] = layout->size(size);
       slice.setSizes(sizes);
     }
-    splitter.dims[op.getResult(0)] = *position;
+    splitter.dims[op.getResult(0)] = *layout;
   }
   if (failed(mlir::verify(func))) {
     func.erase();

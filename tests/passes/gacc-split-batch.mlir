@@ -97,7 +97,7 @@ gacc.train_step @t model @m batch_size 8 micro_batch_size 2 optimizer #gacc.sgd<
 
 // -----
 
-// A reshape that folds the batch into another dimension is refused.
+// A reshape that splits the batch across dimensions is refused.
 gacc.param @w : tensor<4x8xf32> = #gacc.init<ones>
 gacc.input @x : tensor<8x4xf32> features
 gacc.input @y : tensor<8x2xf32> features
@@ -105,7 +105,7 @@ func.func @m() -> tensor<f32> {
   %x = gacc.load @x : tensor<8x4xf32>
   %y = gacc.load @y : tensor<8x2xf32>
   %w = gacc.load @w : tensor<4x8xf32>
-  // expected-error @+1 {{'gacc.reshape' op mixes examples of the batch, so its result depends on how the batch is split into micro-batches: it does not keep the batch as its leading dimension}}
+  // expected-error @+1 {{'gacc.reshape' op mixes examples of the batch, so its result depends on how the batch is split into micro-batches: it splits the batch across dimensions}}
   %r = gacc.reshape %x : tensor<8x4xf32> -> tensor<4x8xf32>
   %p = gacc.matmul %r, %w transpose_rhs : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x4xf32>
   %q = gacc.reshape %p : tensor<4x4xf32> -> tensor<8x2xf32>
@@ -113,3 +113,33 @@ func.func @m() -> tensor<f32> {
   return %l : tensor<f32>
 }
 gacc.train_step @t model @m batch_size 8 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+
+// -----
+
+// The batch merged with other dimensions by reshapes (as
+// nn.MultiheadAttention views [T, B, E] as [T*B, E]) keeps its factor.
+// CHECK-LABEL: func.func @merged()
+// CHECK-LABEL: func.func @merged_micro
+// CHECK: gacc.transpose {{.*}} : tensor<2x4xf32> -> tensor<4x2xf32>
+// CHECK: gacc.reshape {{.*}} : tensor<4x2xf32> -> tensor<8x1xf32>
+// CHECK: gacc.matmul {{.*}} -> tensor<8x3xf32>
+// CHECK: gacc.reshape {{.*}} : tensor<8x3xf32> -> tensor<4x2x3xf32>
+// CHECK: gacc.transpose {{.*}} : tensor<4x2x3xf32> -> tensor<2x4x3xf32>
+// CHECK: gacc.reshape {{.*}} : tensor<2x4x3xf32> -> tensor<2x12xf32>
+gacc.param @w : tensor<1x3xf32> = #gacc.init<ones>
+gacc.input @x : tensor<8x4xf32> features
+gacc.input @y : tensor<8x12xf32> features
+func.func @merged() -> tensor<f32> {
+  %x = gacc.load @x : tensor<8x4xf32>
+  %y = gacc.load @y : tensor<8x12xf32>
+  %w = gacc.load @w : tensor<1x3xf32>
+  %t = gacc.transpose %x perm = [1, 0] : tensor<8x4xf32> -> tensor<4x8xf32>
+  %r = gacc.reshape %t : tensor<4x8xf32> -> tensor<32x1xf32>
+  %p = gacc.matmul %r, %w : tensor<32x1xf32>, tensor<1x3xf32> -> tensor<32x3xf32>
+  %q = gacc.reshape %p : tensor<32x3xf32> -> tensor<4x8x3xf32>
+  %u = gacc.transpose %q perm = [1, 0, 2] : tensor<4x8x3xf32> -> tensor<8x4x3xf32>
+  %v = gacc.reshape %u : tensor<8x4x3xf32> -> tensor<8x12xf32>
+  %l = gacc.mse_loss mean %v, %y : tensor<8x12xf32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @merged batch_size 8 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>
