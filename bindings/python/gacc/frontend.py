@@ -7,6 +7,7 @@ gacc training step.
     model.load_state_dict(trainer.state_dict())
 """
 import collections
+import inspect
 
 import numpy as np
 import torch
@@ -96,6 +97,19 @@ def _trace(module, inputs, loss, targets, loss_output):
     if isinstance(loss, str) and len(target_tensors) != 1:
         raise ImportError(f"loss='{loss}' needs targets= with one tensor")
     output_count = []
+    try:
+        parameters = inspect.signature(module.forward).parameters
+    except (TypeError, ValueError):
+        parameters = None
+    if parameters is not None and not any(
+            p.kind == p.VAR_KEYWORD for p in parameters.values()):
+        names = list(inputs) + (list(target_tensors) if loss is None else [])
+        for name in names:
+            if name not in parameters:
+                raise ImportError(
+                    f"{type(module).__name__}.forward has no argument "
+                    f"'{name}' (its arguments: {', '.join(parameters)}); "
+                    "inputs are passed by name")
 
     def step(params, buffers, inputs, targets):
         # Without a loss of gacc's, the forward computes it: the targets are
@@ -171,6 +185,16 @@ def to_mlir(module, inputs, *, optimizer, loss=None, targets=None,
         raise ImportError("from_torch needs a torch.nn.Module")
     if not inputs:
         raise ImportError("inputs= needs at least one example tensor")
+    batch = None
+    for name, value in list(inputs.items()) + list((targets or {}).items()):
+        if not isinstance(value, torch.Tensor) or value.dim() < 1:
+            raise ImportError(f"input '{name}' must be a tensor with a batch "
+                              "dimension")
+        if batch is None:
+            batch = value.shape[0]
+        elif value.shape[0] != batch:
+            raise ImportError(f"input '{name}' has {value.shape[0]} examples "
+                              f"in dimension 0, the others {batch}")
     graph, params, buffers, target_tensors, outputs = _trace(
         module, inputs, loss, targets, loss_output)
     spec = _spec if _spec is not None else _Spec()
@@ -191,7 +215,6 @@ def to_mlir(module, inputs, *, optimizer, loss=None, targets=None,
         spec.aliases[name] = by_id[id(t)]
     attr, decay, trained = _optimizer_attribute(optimizer, params.items())
 
-    batch = None
     placeholders = {}
     nodes = [n for n in graph.graph.nodes if n.op == "placeholder"]
     flat_values = list(params.items()) + list(buffers.items())
@@ -222,14 +245,6 @@ def to_mlir(module, inputs, *, optimizer, loss=None, targets=None,
                      f" = #gacc.init<zeros>{attrs}{extra}")
     for i, (node, (name, value)) in enumerate(zip(nodes[len(flat_values):],
                                                   flat_inputs)):
-        if not isinstance(value, torch.Tensor) or value.dim() < 1:
-            raise ImportError(f"input '{name}' must be a tensor with a batch "
-                              "dimension")
-        if batch is None:
-            batch = value.shape[0]
-        elif value.shape[0] != batch:
-            raise ImportError(f"input '{name}' has {value.shape[0]} examples "
-                              f"in dimension 0, the others {batch}")
         is_target = i >= len(inputs)
         kind = _input_kind(value, is_target)
         spec.inputs.append((name, value, kind))
