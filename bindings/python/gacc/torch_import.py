@@ -177,8 +177,38 @@ class _Emitter:
         return self.constants[key]
 
     def tensor(self, value):
-        """A constant tensor (computed while tracing: arange, a mask)."""
+        """A constant tensor (computed while tracing: arange, a mask): a
+        gacc.causal_mask where it is one, else a dense literal."""
         value = value.detach().contiguous()
+        if value.dim() >= 2 and value.numel() > 1:
+            t, s = value.shape[-2:]
+            causal = torch.ones(t, s, dtype=torch.bool).tril(s - t)
+            as_bool = value != 0
+            binary = bool(((value == 0) | (value == 1)).all())
+            for negated in (False, True):
+                if not binary or not bool((as_bool == (causal ^ negated))
+                                          .all()):
+                    continue
+                mask = self.op(f"gacc.causal_mask : "
+                               f"{tensor_type(value.shape, torch.bool)}",
+                               value.shape, torch.bool)
+                if negated:  # the future positions: not the mask
+                    mask = self.compare("eq", self.to_float(mask,
+                                                            torch.float32),
+                                        self.scalar(0.0, torch.float32))
+                return mask if value.dtype == torch.bool else \
+                    self.to_dtype(mask, value.dtype)
+        if value.dtype == torch.bool and value.numel() > 64:
+            as_float = self.tensor(value.to(torch.float32))
+            return self.compare("ne", as_float, self.scalar(0.0,
+                                                            torch.float32))
+        if value.numel() > 64 and value.dtype != torch.bool:
+            data = value.view(torch.uint8).numpy().tobytes() \
+                if value.dtype not in (torch.bfloat16,) else None
+            if data is not None:
+                return self.op(f'gacc.constant dense<"0x{data.hex().upper()}">'
+                               f" : {tensor_type(value.shape, value.dtype)}",
+                               value.shape, value.dtype)
         flat = value.flatten().tolist()
         if value.dtype == torch.bool:
             text = lambda x: "true" if x else "false"  # noqa: E731
@@ -333,6 +363,7 @@ class _GraphImporter:
         self.placeholders = placeholders  # node -> ("param"|"input", name)
         self.emit = _Emitter()
         self.assigned = {}  # state name -> node whose value it takes
+        self.folded = {}  # node -> its value, for ops of constants only
 
     # Liveness: what the outputs and the state updates need ------------------
 
@@ -381,10 +412,6 @@ class _GraphImporter:
             text += f" at {where}"
         return ImportError(f"{text}: {message}")
 
-    def value(self, arg):
-        if isinstance(arg, torch.fx.Node):
-            return self.env[arg]
-        raise ImportError(f"expected a tensor, got {arg!r}")
 
     def meta(self, node):
         meta = node.meta.get("tensor_meta")
@@ -396,7 +423,7 @@ class _GraphImporter:
         """`arg` as a value; a Python number becomes a constant of `like`'s
         dtype."""
         if isinstance(arg, torch.fx.Node):
-            v = self.env[arg]
+            v = self.value(arg)
             if v.dtype != like.dtype and _is_float(like.dtype):
                 if v.rank == 0 or v.dtype == torch.bool:
                     v = self.emit.to_dtype(v, like.dtype)
@@ -412,11 +439,10 @@ class _GraphImporter:
             return self.visit_placeholder(node)
         if node.op != "call_function":
             raise ImportError(f"unsupported fx node kind '{node.op}'")
+        if all(a in self.folded for a in node.all_input_nodes):
+            return self.fold(node)
         if node.target is operator.getitem:
             return self.env[node.args[0]][node.args[1]]
-        if all(not isinstance(a, torch.fx.Node) for a in node.all_input_nodes)\
-                and not node.all_input_nodes:
-            return self.visit_constant(node)
         handler = _HANDLERS.get(node.target)
         if handler is None:
             handler = _HANDLERS.get(getattr(node.target, "overloadpacket",
@@ -443,13 +469,27 @@ class _GraphImporter:
         meta = self.meta(node)
         return self.emit.load(name, meta.shape, meta.dtype)
 
-    def visit_constant(self, node):
-        """An op of constants only (arange, ones, a literal tensor): run it
-        now and emit its value."""
-        value = node.target(*node.args, **node.kwargs)
-        if not isinstance(value, torch.Tensor):
-            raise ImportError("a constant that is not a tensor")
-        return self.emit.tensor(value)
+    def fold(self, node):
+        """An op of constants only (arange, tril(ones(...)), a mask made of
+        them): computed now, emitted where an op reads it."""
+        args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs),
+                                             lambda n: self.folded[n])
+        if node.target is operator.getitem:
+            value = args[0][args[1]]
+        else:
+            value = node.target(*args, **kwargs)
+        self.folded[node] = value
+        return value
+
+    def value(self, arg):
+        if not isinstance(arg, torch.fx.Node):
+            raise ImportError(f"expected a tensor, got {arg!r}")
+        value = self.env[arg]
+        if isinstance(value, torch.Tensor):
+            value = self.env[arg] = self.emit.tensor(value)
+        if not isinstance(value, _Value):
+            raise ImportError(f"expected a tensor, got {type(value).__name__}")
+        return value
 
 
 def _mutated_args(node):
@@ -616,8 +656,8 @@ def _cat(g, node, tensors, dim=0):
 def _binary(name):
     def handler(g, node, a, b, alpha=1, **kwargs):
         shape, dtype = _out(g, node)
-        if isinstance(a, torch.fx.Node) and _is_float(g.env[a].dtype):
-            dtype = g.env[a].dtype  # a count kept as a float (see frontend)
+        if isinstance(a, torch.fx.Node) and _is_float(g.value(a).dtype):
+            dtype = g.value(a).dtype  # a count kept as a float (frontend)
         if not _is_float(dtype):
             raise ImportError(f"'{name}' on {dtype} tensors")
         lhs = g.operand(a, _Value("", (), dtype))
@@ -834,6 +874,18 @@ def _layer_norm(g, node, x, normalized_shape, weight, bias, eps):
                   f"{{epsilon = {fmt(eps)} : f64}} : {v.type}, "
                   f"{scale.type}", v.shape, v.dtype)
     return [y, None, None]
+
+
+@_handles(aten.index_select.default)
+def _index_select(g, node, x, dim, index):
+    table, ids = g.value(x), g.value(index)
+    if dim % table.rank != 0 or table.rank != 2 or ids.rank != 1:
+        raise ImportError("index_select is supported on dimension 0 of a "
+                          "matrix with a vector of indices (an embedding)")
+    shape, dtype = _out(g, node)
+    return g.emit.op(f"gacc.embedding {table.name}, {ids.name} : "
+                     f"{table.type}, {ids.type} -> "
+                     f"{tensor_type(shape, dtype)}", shape, dtype)
 
 
 @_handles(aten.embedding.default)
