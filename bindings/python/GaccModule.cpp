@@ -75,14 +75,7 @@ struct PyTrainer {
   std::unique_ptr<Trainer> trainer;
 
   py::dict step(const py::dict &inputs) {
-    for (auto [key, value] : inputs) {
-      std::string name = py::cast<std::string>(key);
-      const Input *input = trainer->model().findInput(name);
-      if (!input)
-        throw py::key_error("no input '" + name + "'");
-      check(trainer->setInput(name, fromNumpy(input->slot,
-                                              py::cast<py::array>(value))));
-    }
+    setInputs(inputs);
     StepResult result;
     {
       py::gil_scoped_release release;
@@ -97,6 +90,30 @@ struct PyTrainer {
       out["skipped"] = result.skipped;
     }
     return out;
+  }
+
+  /// The loss of the evaluation entry point on `inputs` (no update; batch
+  /// norm uses its running statistics, dropout is off).
+  double evaluate(const py::dict &inputs) {
+    setInputs(inputs);
+    double loss = 0;
+    std::vector<Tensor> outputs;
+    {
+      py::gil_scoped_release release;
+      check(trainer->evaluate(loss, outputs));
+    }
+    return loss;
+  }
+
+  void setInputs(const py::dict &inputs) {
+    for (auto [key, value] : inputs) {
+      std::string name = py::cast<std::string>(key);
+      const Input *input = trainer->model().findInput(name);
+      if (!input)
+        throw py::key_error("no input '" + name + "'");
+      check(trainer->setInput(name, fromNumpy(input->slot,
+                                              py::cast<py::array>(value))));
+    }
   }
 
   py::dict parameters() const {
@@ -188,7 +205,13 @@ PYBIND11_MODULE(gacc, m) {
            "Sets the given inputs (name -> numpy array) and runs one "
            "optimizer step; returns loss, grad_norm, lr (and loss_scale, "
            "skipped with f16 loss scaling).")
-      .def("parameters", &PyTrainer::parameters)
+      .def("evaluate", &PyTrainer::evaluate, py::arg("inputs"),
+           "Sets the given inputs and returns the loss of the evaluation "
+           "entry point, which updates nothing (batch norm normalizes with "
+           "its running statistics, dropout is off).")
+      .def("parameters", &PyTrainer::parameters,
+           "Every parameter by name (numpy arrays), frozen ones (batch "
+           "norm's running statistics) included.")
       .def("set_parameter", &PyTrainer::setParameter)
       .def_property_readonly("inputs", &PyTrainer::inputs,
                              "(name, dtype, shape) of every input")
