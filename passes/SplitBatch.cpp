@@ -38,9 +38,9 @@ static FlatSymbolRefAttr specialize(TrainStepOp step, int64_t size) {
   return FlatSymbolRefAttr::get(micro->getSymNameAttr());
 }
 
-/// Batch norm takes its statistics over each micro-batch: the step is not
-/// the full batch's (every other op keeps the equality exactly).
-static void warnAboutBatchStatistics(TrainStepOp step) {
+void gacc::warnIfBatchStatisticsDiffer(TrainStepOp step) {
+  if (!step.accumulatesMicroBatches())
+    return;
   BatchNormOp norm;
   step.getModelFunc().walk([&](BatchNormOp op) {
     if (!norm && !op.getInference())
@@ -65,7 +65,7 @@ void SplitBatchPass::runOnOperation() {
   for (TrainStepOp step : getOperation().getOps<TrainStepOp>()) {
     if (!step.accumulatesMicroBatches() || step.getMicroModelAttr())
       continue;
-    warnAboutBatchStatistics(step);
+    warnIfBatchStatisticsDiffer(step);
     int64_t batch = step.getRankBatchSize(),
             micro = step.getEffectiveMicroBatchSize();
     FlatSymbolRefAttr full = specialize(step, micro);
