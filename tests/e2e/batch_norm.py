@@ -15,13 +15,16 @@ num_batches_tracked) agree within 1e-5 relative (||gacc - torch|| <=
 * the evaluation loss (running statistics, no update) against
   model.eval();
 * a checkpoint saved and loaded into a new trainer gives back every
-  parameter, frozen ones included, and set_parameter writes a frozen one.
+  parameter, frozen ones included, and set_parameter writes a frozen one;
+* with GACC, an artifact of `gacc compile` trains as the JIT does (its
+  description keeps which parameters are frozen).
 
 Prints one line per comparison and BATCH NORM OK at the end.
 
-usage: batch_norm.py WORK_DIR
+usage: batch_norm.py WORK_DIR [GACC]
 """
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -224,11 +227,35 @@ def check_model(name, text, make_module, shape, work):
     return ok
 
 
+def check_artifact(gacc_path, work):
+    source = os.path.join(work, "bn-mlp.mlir")
+    artifact = os.path.join(work, "bn-mlp.gacc")
+    with open(source, "w") as f:
+        f.write(MLP)
+    subprocess.run([gacc_path, "compile", source, "--micro-batch=8", "-o",
+                    artifact], check=True, stderr=subprocess.DEVNULL)
+    jit = gacc.Trainer.compile(MLP, micro_batch=8)
+    aot = gacc.Trainer.open(artifact)
+    for key, value in jit.parameters().items():
+        aot.set_parameter(key, value)
+    for x, y in batches((16, 10), STEPS):
+        for trainer in (jit, aot):
+            trainer.step({"x": x.numpy(), "y": y.numpy()})
+    ours, reference = aot.parameters(), jit.parameters()
+    same = sorted(ours) == sorted(reference) and all(
+        np.array_equal(ours[k], reference[k]) for k in ours)
+    print(f"{'ok' if same else 'MISMATCH'} bn-mlp: the artifact trains as "
+          "the JIT does, running statistics included")
+    return same
+
+
 def main():
     work = sys.argv[1]
     os.makedirs(work, exist_ok=True)
     ok = check_model("bn-mlp", MLP, Mlp, (16, 10), work)
     ok &= check_model("bn-cnn", CNN, Cnn, (16, 2, 4, 4), work)
+    if len(sys.argv) > 2:
+        ok &= check_artifact(sys.argv[2], work)
     print("BATCH NORM OK" if ok else "BATCH NORM FAILED")
     sys.exit(0 if ok else 1)
 
