@@ -70,12 +70,14 @@ rt::ModelInfo mlir::gacc::describeStep(TrainStepOp step, const StepLayout &layou
     described.init = static_cast<rt::InitKind>(init.getKind());
     described.scale = init.getScale().convertToDouble();
     described.seed = init.getSeed();
+    described.frozen = param.getFrozen();
     info.params.push_back(described);
+  }
+  for (ParamOp param : getTrainableParams(module))
     info.grads.push_back(
         slotOf(*layout.state.find(("grad." + param.getSymName()).str())));
-  }
   for (const std::string &kind : layout.optimizerSlots)
-    for (ParamOp param : module.getOps<ParamOp>())
+    for (ParamOp param : getTrainableParams(module))
       info.optimizerState.push_back(slotOf(
           *layout.state.find(kind + "." + param.getSymName().str())));
   for (InputOp input : module.getOps<InputOp>()) {

@@ -4,6 +4,7 @@
 #include "passes/Passes.h"
 #include "passes/Zero.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_ACCUMULATE
@@ -65,13 +66,27 @@ Value globalCount(OpBuilder &b, Operation *lossOp, IRMapping &fullInputs,
 /// Clones the body of `grad` (a micro-batch gradient function) at `b`, with
 /// its arguments bound to `args`; returns its results. Its dropouts get the
 /// micro-batch index `k` as their counter, so each micro-batch draws its
-/// own masks (gacc-build-step adds the step).
+/// own masks (gacc-build-step adds the step). The frozen parameters it
+/// assigns are threaded through `state` (name to current value): its loads
+/// of them read the value there and its assigns replace it, so that each
+/// micro-batch reads what the one before it wrote.
 static SmallVector<Value> inlineCall(OpBuilder &b, func::FuncOp grad,
-                                     ValueRange args, Value k) {
+                                     ValueRange args, Value k,
+                                     llvm::StringMap<Value> &state) {
   IRMapping mapping;
   mapping.map(grad.getArguments(), args);
   Value counter;
   for (Operation &op : grad.getBody().front().without_terminator()) {
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      if (Value current = state.lookup(load.getName())) {
+        mapping.map(load.getResult(), current);
+        continue;
+      }
+    }
+    if (auto assign = dyn_cast<AssignOp>(op)) {
+      state[assign.getName()] = mapping.lookup(assign.getValue());
+      continue;
+    }
     Operation *clone = b.clone(op, mapping);
     if (auto dropout = dyn_cast<DropoutOp>(clone)) {
       if (!counter) {
@@ -176,10 +191,34 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   seed = DivOp::create(b, loc, seed, count);
 
   // Accumulators: the loss sum, the further outputs (assembled), the
-  // gradients (summed).
+  // gradients (summed); then the frozen parameters the micro-batches
+  // assign (batch norm's running statistics), carried from one micro-batch
+  // to the next and assigned once after the last.
   SmallVector<Value> zeros;
   for (Type type : resultTypes)
     zeros.push_back(buildSplat(b, loc, cast<RankedTensorType>(type), 0.0));
+  llvm::SetVector<StringRef> assignedNames;
+  for (func::FuncOp fn : {microGrad, tailGrad})
+    if (fn)
+      for (AssignOp assign : fn.getBody().front().getOps<AssignOp>())
+        assignedNames.insert(assign.getName());
+  for (StringRef name : assignedNames) {
+    auto param = module.lookupSymbol<ParamOp>(name);
+    zeros.push_back(LoadOp::create(b, loc, param.getTensorType(), name));
+  }
+  size_t numResults = resultTypes.size();
+  auto stateOf = [&](ValueRange accumulators) {
+    llvm::StringMap<Value> state;
+    for (auto [name, value] : llvm::zip_equal(
+             assignedNames, accumulators.drop_front(numResults)))
+      state[name] = value;
+    return state;
+  };
+  auto appendState = [&](SmallVectorImpl<Value> &values,
+                         llvm::StringMap<Value> &state) {
+    for (StringRef name : assignedNames)
+      values.push_back(state.lookup(name));
+  };
 
   // One micro-batch at `offset`: the new accumulators.
   auto addMicroBatch = [&](OpBuilder &nb, func::FuncOp fn, Value k,
@@ -189,9 +228,11 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
     for (Value input : inputs)
       args.push_back(sliceBatch(nb, loc, input, offset, size));
     args.push_back(seed);
-    SmallVector<Value> results = inlineCall(nb, fn, args, k);
+    llvm::StringMap<Value> state = stateOf(accumulators);
+    SmallVector<Value> results = inlineCall(nb, fn, args, k, state);
     SmallVector<Value> next;
-    for (auto [i, acc] : llvm::enumerate(accumulators)) {
+    for (auto [i, acc] :
+         llvm::enumerate(accumulators.take_front(numResults))) {
       if (i == 0 || i >= numOutputs) {
         Value value = results[i];
         if (i >= numOutputs && shardPerMicroBatch)
@@ -210,6 +251,7 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
       next.push_back(tensor::InsertSliceOp::create(nb, loc, results[i], acc,
                                                    offsets, sizes, strides));
     }
+    appendState(next, state);
     return next;
   };
 
@@ -218,8 +260,10 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
     // One micro-batch (a rank's whole share): no loop, nothing to add to.
     SmallVector<Value> args(inputs);
     args.push_back(seed);
+    llvm::StringMap<Value> state = stateOf(zeros);
     totals = inlineCall(b, microGrad, args,
-                        arith::ConstantIndexOp::create(b, loc, 0));
+                        arith::ConstantIndexOp::create(b, loc, 0), state);
+    appendState(totals, state);
   } else {
     Value lower = arith::ConstantIndexOp::create(b, loc, 0);
     Value upper = arith::ConstantIndexOp::create(b, loc, full);
@@ -239,6 +283,19 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
       totals = addMicroBatch(b, tailGrad, upper, offset, tail, totals);
     }
   }
+
+  // The frozen parameters' last values. On several ranks, each rank's
+  // statistics are of its own examples: rank 0's are every rank's, as
+  // DistributedDataParallel broadcasts buffers from rank 0, so that the
+  // replicas stay equal.
+  for (auto [name, value] :
+       llvm::zip_equal(assignedNames, ArrayRef(totals).drop_front(numResults))) {
+    Value last = value;
+    if (ranks > 1)
+      last = CollectiveBroadcastOp::create(b, loc, last, /*root=*/0, ranks);
+    AssignOp::create(b, loc, name, last);
+  }
+  totals.truncate(numResults);
 
   // The loss is a sum over micro-batches; the gradients are normalized.
   SmallVector<Value> results(totals);

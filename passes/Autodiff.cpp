@@ -11,6 +11,7 @@
 #include "dialects/gacc/GaccBuilders.h"
 #include "passes/Passes.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_AUTODIFF
@@ -80,15 +81,40 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
     break;
   }
 
+  // The active values: those computed from a trainable parameter. Only
+  // they need gradients, so frozen parameters (and inputs) get none and
+  // the work only their gradients would need is never built.
+  SmallVector<ParamOp> trainable = getTrainableParams(module);
+  llvm::StringSet<> trainableNames;
+  for (ParamOp param : trainable)
+    trainableNames.insert(param.getSymName());
+  DenseSet<Value> active;
+  SmallVector<Operation *> forward;
+  for (Operation &op : body.without_terminator()) {
+    forward.push_back(&op);
+    bool isActive =
+        isa<LoadOp>(op)
+            ? trainableNames.contains(cast<LoadOp>(op).getName())
+            : llvm::any_of(op.getOperands(),
+                           [&](Value v) { return active.contains(v); });
+    if (isActive)
+      active.insert(op.getResults().begin(), op.getResults().end());
+  }
+
   // Walk the forward ops backwards; every value's gradient is complete when
   // its defining op is reached, because all its users come later.
-  SmallVector<Operation *> forward;
-  for (Operation &op : body.without_terminator())
-    forward.push_back(&op);
   for (Operation *op : llvm::reverse(forward)) {
     // Loads are the leaves; ops without operands (constants) end paths.
-    if (op->getNumResults() != 1 || op->getNumOperands() == 0)
+    if (op->getNumResults() == 0 || op->getNumOperands() == 0 ||
+        !active.contains(op->getResult(0)))
       continue;
+    // A rule takes the gradient of the op's first result; the others (the
+    // running statistics of batch norm) must not reach the loss.
+    for (Value result : op->getResults().drop_front())
+      if (adjoints.count(result))
+        return op->emitOpError("has no derivative for its result #")
+               << cast<OpResult>(result).getResultNumber()
+               << ", but the loss depends on it";
     auto it = adjoints.find(op->getResult(0));
     if (it == adjoints.end())
       continue;
@@ -103,14 +129,15 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
       ++*numRules;
     for (auto [operand, operandGrad] :
          llvm::zip_equal(op->getOperands(), operandGrads))
-      if (operandGrad)
+      if (operandGrad && active.contains(operand))
         accumulate(b, adjoints, operand, operandGrad);
   }
 
-  // One gradient per parameter, summed over its loads; zeros if unused.
+  // One gradient per trainable parameter, summed over its loads; zeros if
+  // unused.
   SmallVector<Value> results(ret.getOperands());
   SmallVector<Attribute> params;
-  for (ParamOp param : module.getOps<ParamOp>()) {
+  for (ParamOp param : trainable) {
     Value total;
     for (LoadOp load : body.getOps<LoadOp>()) {
       auto it = adjoints.find(load.getResult());

@@ -121,6 +121,8 @@ FailureOr<int64_t> Splitter::resultPosition(Operation *op) {
   auto rankOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getRank();
   };
+  if (op->getNumResults() == 0)
+    return splitError(op) << "it takes a value that carries the batch";
   int64_t resultRank = rankOf(op->getResult(0));
   // Elementwise with NumPy broadcasting: the operands' batch dimensions,
   // aligned at the trailing dimension, must coincide, and no operand
@@ -175,6 +177,25 @@ FailureOr<int64_t> Splitter::resultPosition(Operation *op) {
         if (position >= first)
           return splitError(op) << "it normalizes along the batch dimension";
         return position;
+      })
+      .Case([&](BatchNormOp norm) -> FailureOr<int64_t> {
+        // Statistics over each micro-batch: allowed, but not equal to the
+        // whole batch's (gacc-split-batch warns). Only the input carries
+        // the batch, in dimension 0; the running statistics do not.
+        for (Value operand : op->getOperands().drop_front())
+          if (batchDim(operand))
+            return splitError(op) << "its scale, bias or running statistics "
+                                     "carry the batch";
+        if (*batchDim(norm.getInput()) != 0)
+          return splitError(op) << "its input does not carry the batch in "
+                                   "dimension 0";
+        int64_t perExample = norm.getValuesPerChannel() / batch;
+        if (!norm.getInference() && micro * perExample < 2)
+          return op->emitOpError("needs more than 1 value per channel in "
+                                 "training, but a micro-batch of ")
+                 << micro << " example" << (micro == 1 ? "" : "s")
+                 << " has " << micro * perExample;
+        return int64_t(0);
       })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(
           [&](auto reduce) -> FailureOr<int64_t> {

@@ -144,7 +144,7 @@ TrainingEntry::inlineGradientFunction(func::FuncOp gradient) {
   size_t numOutputs = step.getModelFunc().getNumResults();
   auto module = step->getParentOfType<ModuleOp>();
   for (auto [param, local] :
-       llvm::zip_equal(module.getOps<ParamOp>(),
+       llvm::zip_equal(getTrainableParams(module),
                        ArrayRef<Value>(results).drop_front(numOutputs))) {
     const Slot *slot = layout.state.find(("grad." + param.getSymName()).str());
     grads.push_back({param, slot, slot->type.getElementType() != layout.element,
@@ -330,8 +330,9 @@ void TrainingEntry::updateLossScale() {
   entry.writeIo(kFoundInfSlot, m.select(finite, m.c(0.0), m.c(1.0)));
 }
 
-/// gacc_eval: the forward pass, dropout skipped; the loss of the whole
-/// batch over the ranks.
+/// gacc_eval: the forward pass, dropout skipped, batch norm with its
+/// running statistics and no assign (evaluation updates nothing); the loss
+/// of the whole batch over the ranks.
 static func::FuncOp buildEvalEntry(OpBuilder &b, TrainStepOp step,
                                    const StepLayout &layout,
                                    const ZeroCollectives &collectives) {
@@ -362,12 +363,12 @@ static LogicalResult verifyLossScaleReads(TrainStepOp step,
 }
 
 /// The gradient function returns the model's results, then one gradient
-/// per parameter: of the parameter's type, or this rank's shard of it when
+/// per trainable parameter: of the parameter's type, or this rank's shard of it when
 /// gacc-accumulate reduce-scattered every micro-batch's.
 static LogicalResult verifyGradientTypes(TrainStepOp step,
                                          func::FuncOp gradient) {
   auto module = step->getParentOfType<ModuleOp>();
-  SmallVector<ParamOp> params(module.getOps<ParamOp>());
+  SmallVector<ParamOp> params = getTrainableParams(module);
   size_t outputs = step.getModelFunc().getNumResults();
   if (gradient.getNumResults() != outputs + params.size())
     return step.emitOpError("gradient '")

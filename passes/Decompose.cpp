@@ -61,6 +61,50 @@ struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
   }
 };
 
+/// Training: normalize with the batch's mean and biased variance, update
+/// the running statistics (the unbiased variance, n/(n-1)); inference:
+/// normalize with the running statistics, which stay as they are.
+struct DecomposeBatchNorm : OpRewritePattern<BatchNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BatchNormOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorMath o = tensorMath(rewriter, op, op.getInput());
+    Value x = op.getInput();
+    RankedTensorType input = op.getInput().getType();
+    SmallVector<int64_t> channelShape(input.getRank(), 1);
+    channelShape[1] = input.getDimSize(1);
+    auto perChannel = [&](Value v) {
+      return buildReshape(rewriter, o.loc, v, channelShape);
+    };
+    auto channels = [&](Value v) {
+      return buildReshape(rewriter, o.loc, v, {input.getDimSize(1)});
+    };
+    double eps = op.getEpsilon().convertToDouble();
+    Value rm = op.getRunningMean(), rv = op.getRunningVar();
+    Value centered, variance, newMean = rm, newVar = rv;
+    if (op.getInference()) {
+      centered = o.sub(x, perChannel(rm));
+      variance = perChannel(rv);
+    } else {
+      SmallVector<int64_t> axes = op.getReductionAxes();
+      Value mean = o.mean(x, axes);
+      centered = o.sub(x, mean);
+      variance = o.mean(o.mul(centered, centered), axes);
+      double momentum = op.getMomentum().convertToDouble();
+      double n = static_cast<double>(op.getValuesPerChannel());
+      newMean = o.add(o.mul(o.c(1.0 - momentum), rm),
+                      o.mul(o.c(momentum), channels(mean)));
+      newVar = o.add(o.mul(o.c(1.0 - momentum), rv),
+                     o.mul(o.c(momentum * n / (n - 1.0)), channels(variance)));
+    }
+    Value rstd = o.rsqrt(o.add(variance, o.c(eps)));
+    Value y = o.add(o.mul(o.mul(centered, rstd), perChannel(op.getScale())),
+                    perChannel(op.getBias()));
+    rewriter.replaceOp(op, {y, newMean, newVar});
+    return success();
+  }
+};
+
 struct DecomposeGelu : OpRewritePattern<GeluOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GeluOp op,
@@ -156,6 +200,7 @@ struct DecomposePass : public gacc::impl::DecomposeBase<DecomposePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<DecomposeSoftmax, DecomposeLogSoftmax, DecomposeLayerNorm,
+                 DecomposeBatchNorm,
                  DecomposeGelu, DecomposeSigmoid, DecomposeReduceMean,
                  DecomposeCrossEntropy, DecomposeMseLoss>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

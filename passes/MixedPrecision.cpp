@@ -49,6 +49,15 @@ public:
           weights.insert(load.getResult());
         continue;
       }
+      if (auto assign = dyn_cast<AssignOp>(op)) {
+        // A frozen parameter keeps its declared type.
+        auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(
+            assign, assign.getNameAttr());
+        if (param)
+          assign.getValueMutable().assign(castTo(
+              assign.getValue(), param.getTensorType().getElementType(), &op));
+        continue;
+      }
       CastClass cls = classify(&op);
       // Values that elementwise and shape ops compute from parameters and
       // constants alone (constants, a transposed weight, a mask, a scale)
@@ -87,7 +96,8 @@ private:
     if (isa<MatmulOp>(op))
       return CastClass::Low;
     if (isa<ExpOp, LogOp, RsqrtOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-            ReduceSumOp, ReduceMeanOp, CrossEntropyOp, MseLossOp>(op))
+            BatchNormOp, ReduceSumOp, ReduceMeanOp, CrossEntropyOp,
+            MseLossOp>(op))
       return CastClass::F32;
     return CastClass::Promote;
   }
@@ -179,7 +189,10 @@ static llvm::StringSet<> paramsReadAs(ModuleOp module, func::FuncOp model,
                                       Type low) {
   llvm::StringMap<bool> readLow;
   model.walk([&](LoadOp load) {
-    if (!isa_and_nonnull<ParamOp>(module.lookupSymbol(load.getNameAttr())))
+    // A frozen parameter stays in its declared type, however it is read.
+    auto param = dyn_cast_or_null<ParamOp>(
+        module.lookupSymbol(load.getNameAttr()));
+    if (!param || param.getFrozen())
       return;
     bool onlyCasts = !load->use_empty() &&
                      llvm::all_of(load->getUsers(), [&](Operation *user) {

@@ -46,6 +46,14 @@ FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp fn,
                                               GradientSeed seed,
                                               int64_t *numRules = nullptr);
 
+/// Warns, at its first batch norm in training, that `step` takes batch
+/// statistics over each micro-batch (or each rank's examples), so that it
+/// is not equal to one step over the whole batch, as every model without
+/// batch norm is; nothing for a step without micro-batches. gacc-split-batch
+/// calls it; so does `gacc plan`, whose memory planner compiles copies of
+/// the step without warnings.
+void warnIfBatchStatisticsDiffer(TrainStepOp step);
+
 /// Places the casts of gacc-mixed-precision in `model` for `precision` (f32:
 /// nothing); counts them into `numCasts`. Marks the model with
 /// kAutocastDoneAttrName; a marked model is left alone.

@@ -17,8 +17,10 @@ def MixedPrecision : GaccPass<"gacc-mixed-precision", "ModuleOp"> {
 
     * low precision: `matmul` (f16/bf16 operands, f32 accumulation);
     * f32: `exp`, `log`, `rsqrt`, `softmax`, `log_softmax`, `layer_norm`,
-      `reduce_sum`, `reduce_mean`, `cross_entropy`, `mse_loss` (autocast's
-      fp32 list: range- and precision-sensitive math, losses and sums);
+      `batch_norm`, `reduce_sum`, `reduce_mean`, `cross_entropy`,
+      `mse_loss` (autocast's fp32 list: range- and precision-sensitive
+      math, losses and sums; batch norm's statistics stay f32 as in
+      PyTorch);
     * everything else runs in the widest float type of its activation
       operands; parameters and constants take the type of the activations
       they meet (so a bias add after a low-precision matmul stays low, as in
@@ -125,7 +127,11 @@ def SplitBatch : GaccPass<"gacc-split-batch", "ModuleOp"> {
     `gacc-mixed-precision` and `gacc-zero` left it): `gacc-autodiff` and
     `gacc-remat` then act on one micro-batch, and `gacc-accumulate` builds
     the loop over them. Ops whose result
-    depends on how the batch is split are rejected with a located error.
+    depends on how the batch is split are rejected with a located error,
+    but for `gacc.batch_norm`, which takes its statistics over each
+    micro-batch (as PyTorch's accumulation loop does): the step is then not
+    equal to one over the whole batch, and a warning at the batch norm says
+    so (every model without batch norm keeps the equality).
 
     ```mlir
     gacc.train_step @train model @mlp batch_size 64 micro_batch_size 16 ...
@@ -149,11 +155,16 @@ def Autodiff : GaccPass<"gacc-autodiff", "ModuleOp"> {
     its micro-batches from `gacc-split-batch` (`micro_gradient` and
     `last_micro_gradient`). A gradient function `<fn>_grad` returns the
     function's results followed by the gradient of the loss (result 0)
-    with respect to every `gacc.param`, in declaration order; the
-    `gacc.gradients` attribute lists the parameters. The backward pass calls
-    each op's `VJPOpInterface` rule in reverse order; gradients of values
-    used several times are summed, and parameters the loss does not depend
-    on get zeros. An op on a path from a parameter to the loss that has no
+    with respect to every trainable `gacc.param` (not `frozen`), in
+    declaration order; the `gacc.gradients` attribute lists the parameters.
+    The backward pass calls each op's `VJPOpInterface` rule in reverse
+    order, for the ops whose results are computed from a trainable
+    parameter (nothing is built for what only frozen parameters, inputs and
+    constants compute); a rule takes the gradient of the op's first result
+    (the loss must not depend on the others, such as batch norm's running
+    statistics). Gradients of values used several times are summed, and
+    parameters the loss does not depend on get zeros. The forward's
+    `gacc.assign` ops stay in the gradient function. An op on a path from a parameter to the loss that has no
     rule is an error. The backward starts from 1, from `gacc.loss_scale`
     when the step uses dynamic loss scaling (`f16`), so the gradients come
     out scaled, or, for a micro-batch, from a trailing scalar argument (the
@@ -194,8 +205,10 @@ def Remat : GaccPass<"gacc-remat", "ModuleOp"> {
     only the forward values the policy saves; every other forward value it
     needs is recomputed, just before its first use in the backward, from
     saved values, parameters, inputs and constants. The forward ops are
-    those the function's leading results (the model's) are computed from;
-    the backward follows them. Saved values reach the recomputation through
+    those the function's leading results (the model's) and its
+    `gacc.assign`s are computed from, and the assigns, which are never
+    recomputed (the running statistics are updated once); the backward
+    follows them. Saved values reach the recomputation through
     a `gacc.optimization_barrier`, so that CSE cannot fold it back into the
     forward pass.
 
@@ -277,7 +290,12 @@ def Accumulate : GaccPass<"gacc-accumulate", "ModuleOp"> {
     accumulator per gradient (in the parameters' type) and each further
     model output as iteration values, then the smaller last micro-batch if
     m does not divide B. Each micro-batch runs its gradient function inlined
-    on its rows of the inputs, with the loss reduced by `sum` and the
+    on its rows of the inputs (the frozen parameters it assigns, such as
+    batch norm's running statistics, carried from one micro-batch to the
+    next as iteration values and assigned once after the last: micro-batch
+    k reads what k-1 wrote, as in PyTorch's accumulation loop; on several
+    ranks rank 0's values, as DistributedDataParallel broadcasts buffers),
+    with the loss reduced by `sum` and the
     backward seeded by (loss scale or 1) / count, so that the accumulated
     gradients come out normalized by the global count of the whole batch:
     the examples (`mean`), the non-ignored targets (`token_mean`, counted
@@ -314,7 +332,9 @@ def Decompose : GaccPass<"gacc-decompose"> {
   let description = [{
     Expands the ops that have a formula in terms of others, so that the
     lowering to linalg handles primitives only: softmax and log-softmax
-    (max-subtracted, numerically stable), layer norm, GELU (both forms),
+    (max-subtracted, numerically stable), layer norm, batch norm (the
+    batch's statistics and the running ones' update in training, the
+    running statistics with `inference`), GELU (both forms),
     sigmoid, the mean reduction, cross-entropy (log-softmax, one-hot, and a
     division by the reduction's count) and MSE. Run it after `gacc-autodiff`,
     whose rules use the composite ops.
@@ -347,8 +367,13 @@ def BuildStep : GaccPass<"gacc-build-step", "ModuleOp"> {
       scaling), reduced over the ranks, their global norm and clipping, the
       optimizer's update of each parameter written back in place as fused
       elementwise updates (a 16-bit parameter's f32 master weights are
-      updated and rounded into it), and the loss scale's update;
-    * `gacc_eval(state, batch, io, workspace)`: the forward pass only.
+      updated and rounded into it), and the loss scale's update; each
+      `gacc.assign` writes its value into the frozen parameter's slot after
+      the forward and backward passes (frozen parameters have no gradient
+      slot and no update);
+    * `gacc_eval(state, batch, io, workspace)`: the forward pass only,
+      without assigns, dropout skipped, batch norm with its running
+      statistics (`inference`).
 
     Each argument carries its role as `gacc.arena`. The workspace arena is
     unused here: `gacc-plan-buffers` places the bufferized step's

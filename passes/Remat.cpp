@@ -403,8 +403,8 @@ RematConfig gacc::getRematConfig(TrainStepOp step) {
 
 /// The forward ops of a gradient function from gacc-autodiff: those its
 /// leading results (the model's; the trailing ones are the gradients that
-/// gacc.gradients lists) are computed from. The backward ops follow the
-/// last of them.
+/// gacc.gradients lists) and its gacc.assign ops are computed from, and
+/// the assigns. The backward ops follow the last of them.
 static FailureOr<SmallVector<Operation *>> forwardOps(func::FuncOp grad) {
   ArrayAttr gradients =
       GaccDialect::GradientsAttrHelper(grad.getContext()).getAttr(grad);
@@ -417,6 +417,12 @@ static FailureOr<SmallVector<Operation *>> forwardOps(func::FuncOp grad) {
   SmallVector<Value> worklist(
       ret->getOperands().drop_back(gradients.size()));
   llvm::SmallPtrSet<Operation *, 32> computesResults;
+  // Assigns of frozen parameters (batch norm's running statistics) are
+  // forward ops too: the backward never re-executes one.
+  for (auto assign : body.getOps<AssignOp>()) {
+    computesResults.insert(assign);
+    worklist.push_back(assign.getValue());
+  }
   while (!worklist.empty()) {
     Operation *def = worklist.pop_back_val().getDefiningOp();
     if (def && computesResults.insert(def).second)

@@ -38,10 +38,34 @@ static FlatSymbolRefAttr specialize(TrainStepOp step, int64_t size) {
   return FlatSymbolRefAttr::get(micro->getSymNameAttr());
 }
 
+void gacc::warnIfBatchStatisticsDiffer(TrainStepOp step) {
+  if (!step.accumulatesMicroBatches())
+    return;
+  BatchNormOp norm;
+  step.getModelFunc().walk([&](BatchNormOp op) {
+    if (!norm && !op.getInference())
+      norm = op;
+  });
+  if (!norm)
+    return;
+  int64_t ranks = step.getEffectiveZero().getRanks();
+  InFlightDiagnostic warning = norm.emitWarning()
+                               << "batch norm takes its statistics over each "
+                                  "micro-batch of "
+                               << step.getEffectiveMicroBatchSize()
+                               << " examples";
+  if (ranks > 1)
+    warning << " on each of " << ranks << " ranks";
+  warning << ", not over the batch of " << step.getBatchSize()
+          << ": step '" << step.getSymName()
+          << "' is not equal to one step over the whole batch";
+}
+
 void SplitBatchPass::runOnOperation() {
   for (TrainStepOp step : getOperation().getOps<TrainStepOp>()) {
     if (!step.accumulatesMicroBatches() || step.getMicroModelAttr())
       continue;
+    warnIfBatchStatisticsDiffer(step);
     int64_t batch = step.getRankBatchSize(),
             micro = step.getEffectiveMicroBatchSize();
     FlatSymbolRefAttr full = specialize(step, micro);

@@ -185,10 +185,26 @@ SmallVector<Value> EntryBuilder::inlineModel(func::FuncOp func, bool training,
   SmallVector<Operation *> rewrites;
   for (Operation *root : cloned)
     root->walk([&](Operation *op) {
-      if (isa<LoadOp, DropoutOp, LossScaleOp>(op))
+      if (isa<LoadOp, DropoutOp, LossScaleOp, AssignOp, BatchNormOp>(op))
         rewrites.push_back(op);
     });
+  // A training step writes each assigned value into its parameter's slot
+  // after everything inlined here, so that every read of the old value
+  // comes first; evaluation assigns nothing.
+  SmallVector<std::pair<const Slot *, Value>> assigned;
   for (Operation *op : rewrites) {
+    if (auto assign = dyn_cast<AssignOp>(op)) {
+      if (training)
+        assigned.push_back({&stateSlot(assign.getName()), assign.getValue()});
+      assign.erase();
+      continue;
+    }
+    if (auto norm = dyn_cast<BatchNormOp>(op)) {
+      // Evaluation normalizes with the running statistics (model.eval()).
+      if (!training)
+        norm.setInference(true);
+      continue;
+    }
     if (auto load = dyn_cast<LoadOp>(op)) {
       Value slotTensor = slots[load.getName()];
       const Slot *slot = layout.state.find(load.getName());
@@ -224,6 +240,8 @@ SmallVector<Value> EntryBuilder::inlineModel(func::FuncOp func, bool training,
     dropout.replaceAllUsesWith(dropout.getInput());
     dropout.erase();
   }
+  for (auto [slot, value] : assigned)
+    write(state, *slot, value);
   return results;
 }
 

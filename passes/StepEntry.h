@@ -56,8 +56,10 @@ public:
   /// whole only while that op runs. Returns the mapped return operands.
   /// With `training`, dropout draws its masks from the step counter
   /// (combined with the rank and the micro-batch index that gacc-accumulate
-  /// put in its counter); otherwise it is skipped (evaluation, as
-  /// model.eval()).
+  /// put in its counter) and each gacc.assign becomes a write of its value
+  /// into the frozen parameter's slot, after everything inlined;
+  /// otherwise (evaluation, as model.eval()) dropout is skipped, batch norm
+  /// normalizes with its running statistics and assigns are dropped.
   SmallVector<Value> inlineModel(func::FuncOp func, bool training,
                                  int64_t microBatches);
 

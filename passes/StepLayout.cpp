@@ -77,13 +77,17 @@ FailureOr<StepLayout> gacc::computeStepLayout(TrainStepOp step) {
     else
       layout.state.add(name, type);
   };
+  // A frozen parameter is whole on every rank; it has no gradient nor
+  // optimizer state.
   for (ParamOp param : params)
-    addState(param.getSymName().str(), param, shardsParameters(zero), false);
-  for (ParamOp param : params)
+    addState(param.getSymName().str(), param,
+             shardsParameters(zero) && !param.getFrozen(), false);
+  SmallVector<ParamOp> trainable = getTrainableParams(module);
+  for (ParamOp param : trainable)
     addState(("grad." + param.getSymName()).str(), param,
              shardsGradients(zero), false);
   for (const std::string &slot : layout.optimizerSlots)
-    for (ParamOp param : params)
+    for (ParamOp param : trainable)
       addState(slot + "." + param.getSymName().str(), param,
                shardsOptimizerState(zero), true);
   for (ParamOp param : params)

@@ -67,8 +67,9 @@ private:
 };
 
 struct StepLayout {
-  /// Parameters by name; gradients "grad.<name>"; optimizer state
-  /// "<slot>.<name>" for each of the optimizer's state slots, which keep
+  /// Parameters by name; gradients "grad.<name>" and optimizer state
+  /// "<slot>.<name>" of the trainable ones (a frozen parameter has neither,
+  /// and is never sharded), for each of the optimizer's state slots, which keep
   /// torch.optim's names ("momentum_buffer", "exp_avg"); with loss scaling,
   /// kLossScaleSlot and kGrowthTrackerSlot. In mixed precision, a parameter
   /// the model reads only in 16 bits (lowPrecisionParams) keeps its weight

@@ -14,6 +14,16 @@
 using namespace mlir;
 using namespace mlir::gacc;
 
+/// Runs `pm` on a copy the planner analyses: its warnings (such as batch
+/// norm's with micro-batches) are the step's, which the real compilation
+/// (or `gacc plan`) reports once, not once per candidate the planner tries.
+static LogicalResult runOnCopy(PassManager &pm, ModuleOp copy) {
+  ScopedDiagnosticHandler quiet(copy.getContext(), [](Diagnostic &diag) {
+    return success(diag.getSeverity() == DiagnosticSeverity::Warning);
+  });
+  return pm.run(copy);
+}
+
 /// The gradient function of one micro-batch of `step` (of its whole batch
 /// without micro-batches), in `scratch`, a copy of its module.
 static FailureOr<func::FuncOp>
@@ -21,7 +31,7 @@ microBatchGradient(TrainStepOp step, OwningOpRef<ModuleOp> &scratch) {
   scratch = step->getParentOfType<ModuleOp>().clone();
   PassManager pm(scratch->getContext());
   buildDifferentiationPipeline(pm);
-  if (failed(pm.run(*scratch)))
+  if (failed(runOnCopy(pm, *scratch)))
     return failure();
   TrainStepOp copy = TrainStepOp::find(*scratch, step.getSymName());
   func::FuncOp grad = copy.getMicroGradientFunc();
@@ -117,7 +127,7 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
   TrainingPipelineOptions options;
   options.step = step.getSymName().str();
   buildTrainingPipeline(pm, options);
-  if (failed(pm.run(*module)))
+  if (failed(runOnCopy(pm, *module)))
     return failure();
   plan.ranks = step.getEffectiveZero().getRanks();
   plan.zeroStage = step.getEffectiveZero().getStage();
@@ -125,7 +135,7 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
   pm.clear();
   buildGaccToLinalgPipeline(pm);
   buildBufferizePipeline(pm);
-  if (failed(pm.run(*module)))
+  if (failed(runOnCopy(pm, *module)))
     return failure();
   ::gacc::rt::ModelInfo workspace;
   describeWorkspace(*module, workspace);

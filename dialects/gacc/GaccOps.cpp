@@ -561,11 +561,17 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       return emitOpError(role) << " '" << ref.getValue() << "' has no '"
                                << GaccDialect::GradientsAttrHelper::getNameStr()
                                << "': not a gradient function";
-    for (auto param : params.getAsRange<FlatSymbolRefAttr>())
-      if (!symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, param))
+    for (auto param : params.getAsRange<FlatSymbolRefAttr>()) {
+      auto decl = symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, param);
+      if (!decl)
         return emitOpError(role)
                << " '" << ref.getValue() << "' lists the gradient of '"
                << param.getValue() << "', not a gacc.param";
+      if (decl.getFrozen())
+        return emitOpError(role)
+               << " '" << ref.getValue() << "' lists the gradient of '"
+               << param.getValue() << "', a frozen gacc.param";
+    }
   }
   if (model.getNumArguments() != 0)
     return emitOpError("model '")

@@ -18,4 +18,10 @@
 #define GET_OP_CLASSES
 #include "dialects/gacc/GaccOps.h.inc"
 
+namespace mlir::gacc {
+/// The parameters of `module` that are not frozen, in declaration order:
+/// those with gradients and optimizer state.
+SmallVector<ParamOp> getTrainableParams(ModuleOp module);
+} // namespace mlir::gacc
+
 #endif // GACC_DIALECTS_GACC_GACCOPS_H

@@ -30,22 +30,32 @@ def Gacc_AnyTensor : StaticShapeTensorOf<[AnyType]>;
 //===----------------------------------------------------------------------===//
 
 def Gacc_ParamOp : Gacc_Op<"param", [Symbol, HasParent<"ModuleOp">]> {
-  let summary = "A trainable parameter";
+  let summary = "A parameter of the model: trainable, or frozen state";
   let description = [{
     Declares a parameter of the model: a float tensor that the training step
     owns, initializes with `init` and updates with the optimizer. Model
     functions read it with `gacc.load`. The xavier and kaiming initializers
     need at least two dimensions (fan-in and fan-out).
 
+    A `frozen` parameter is state of the model that the optimizer never
+    touches (PyTorch's buffers, such as batch norm's running statistics,
+    and parameters with `requires_grad=False`): it has no gradient, no
+    optimizer state, no part in the gradient norm, stays in its declared
+    type under mixed precision and whole on every rank under ZeRO. It is
+    initialized, checkpointed and read or set through the runtime like any
+    parameter, and only `gacc.assign` changes it.
+
     ```mlir
     gacc.param @fc1_w : tensor<784x256xf32> = #gacc.init<kaiming_uniform, seed = 1>
     gacc.param @fc1_b : tensor<256xf32> = #gacc.init<zeros>
+    gacc.param @bn1.running_var : tensor<64xf32> = #gacc.init<ones> frozen
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<Gacc_FloatTensor>:$type,
-                       Gacc_InitAttr:$init);
-  let assemblyFormat = "$sym_name `:` $type `=` qualified($init) attr-dict";
+                       Gacc_InitAttr:$init, UnitAttr:$frozen);
+  let assemblyFormat =
+      "$sym_name `:` $type `=` qualified($init) (`frozen` $frozen^)? attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     RankedTensorType getTensorType() {
@@ -784,6 +794,96 @@ def Gacc_CollectiveBroadcastOp : Gacc_Op<"collective_broadcast", [Gacc_Communica
     $input `root` `=` $root `ranks` `=` $ranks attr-dict `:` type($input)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Model state and batch normalization
+//===----------------------------------------------------------------------===//
+
+def Gacc_AssignOp : Gacc_Op<"assign", [MemoryEffects<[MemWrite]>,
+    HasParent<"::mlir::func::FuncOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Writes a new value into a frozen parameter";
+  let description = [{
+    Sets the `frozen` `gacc.param` named by `name` to `value` (of its
+    declared type), as PyTorch's modules update their buffers in the
+    forward pass (batch norm's running statistics). It has a side effect,
+    so dead-code elimination and CSE keep it. The training step writes the
+    value into the parameter's slot after the forward pass; with
+    micro-batches each micro-batch's assign takes effect before the next
+    micro-batch reads the parameter. `gacc.load` in the same function reads
+    the value the parameter had when the function began, and a function
+    assigns a parameter at most once. Evaluation (`gacc_eval`) performs no
+    assign. Not differentiable: its value is no part of the loss.
+
+    ```mlir
+    %rm = gacc.load @bn1.running_mean : tensor<64xf32>
+    ...
+    gacc.assign @bn1.running_mean, %new_rm : tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name, Gacc_FloatTensor:$value);
+  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
+}
+
+def Gacc_BatchNormOp : Gacc_Op<"batch_norm", [Pure,
+    DeclareOpInterfaceMethods<Gacc_VJPOpInterface>,
+    AllTypesMatch<["input", "result"]>,
+    AllTypesMatch<["scale", "bias", "running_mean", "running_var",
+                   "new_running_mean", "new_running_var"]>]> {
+  let summary = "Batch normalization over every dimension but the channels";
+  let description = [{
+    `torch.nn.BatchNorm1d`/`BatchNorm2d` on an `N x C` or `N x C x ...`
+    input: each channel (dimension 1) is normalized over every other
+    dimension, then scaled by `scale` and shifted by `bias` (both `[C]`).
+
+    In training (the default) it normalizes with the batch mean and the
+    biased variance and returns the running statistics updated with
+    `momentum`:
+    `new_running_mean = (1 - momentum) * running_mean + momentum * mean` and
+    `new_running_var = (1 - momentum) * running_var + momentum * var * n / (n - 1)`
+    (the unbiased variance, with `n` values per channel, which must be more
+    than one). With `inference` (what `gacc_eval` runs, as `model.eval()`)
+    it normalizes with `running_mean` and `running_var` and returns them
+    unchanged. The running statistics have no gradient; the model writes the
+    new ones back with `gacc.assign`.
+
+    Micro-batches compute the statistics of each micro-batch, so a step
+    that uses batch norm with micro-batches (or several ranks) is not
+    equal to one step over the whole batch; the compiler warns about it.
+
+    ```mlir
+    %rm = gacc.load @bn1.running_mean : tensor<64xf32>
+    %rv = gacc.load @bn1.running_var : tensor<64xf32>
+    %y, %new_rm, %new_rv = gacc.batch_norm %x, %w, %b, %rm, %rv
+        momentum = 1.000000e-01 epsilon = 1.000000e-05
+        : tensor<8x64x16x16xf32>, tensor<64xf32>
+    gacc.assign @bn1.running_mean, %new_rm : tensor<64xf32>
+    gacc.assign @bn1.running_var, %new_rv : tensor<64xf32>
+    %e, %rm2, %rv2 = gacc.batch_norm %x, %w, %b, %rm, %rv
+        momentum = 1.000000e-01 epsilon = 1.000000e-05 inference
+        : tensor<8x64x16x16xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input, Gacc_FloatTensor:$scale,
+                       Gacc_FloatTensor:$bias, Gacc_FloatTensor:$running_mean,
+                       Gacc_FloatTensor:$running_var, F64Attr:$momentum,
+                       F64Attr:$epsilon, UnitAttr:$inference);
+  let results = (outs Gacc_FloatTensor:$result,
+                      Gacc_FloatTensor:$new_running_mean,
+                      Gacc_FloatTensor:$new_running_var);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias `,` $running_mean `,` $running_var
+    `momentum` `=` $momentum `epsilon` `=` $epsilon
+    (`inference` $inference^)? attr-dict `:` type($input) `,` type($scale)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The axes statistics are taken over: every one but the channels (1).
+    ::llvm::SmallVector<int64_t> getReductionAxes();
+    /// The values per channel: the elements over the reduction axes.
+    int64_t getValuesPerChannel();
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -449,3 +449,44 @@ LogicalResult CheckpointOp::buildVJP(OpBuilder &b, Value dy,
   grads.push_back(dy);
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Batch normalization
+//===----------------------------------------------------------------------===//
+
+LogicalResult BatchNormOp::buildVJP(OpBuilder &b, Value dy,
+                                    SmallVectorImpl<Value> &grads) {
+  // PyTorch's batch_norm_backward: with x̂ = (x - μ)·rstd and dx̂ = dy·w,
+  // training: dx = rstd·(dx̂ - mean(dx̂) - x̂·mean(dx̂·x̂)) (μ and the biased
+  // variance depend on x); inference: dx = rstd·dx̂ with the running ones.
+  // The running statistics have no gradient.
+  Math m(b, *this);
+  Value x = getInput();
+  int64_t rank = typeOf(x).getRank();
+  SmallVector<int64_t> axes = getReductionAxes();
+  SmallVector<int64_t> channelShape(rank, 1);
+  channelShape[1] = typeOf(x).getDimSize(1);
+  auto perChannel = [&](Value v) {
+    return buildReshape(b, m.loc, v, channelShape);
+  };
+  Value w = perChannel(getScale());
+  double eps = getEpsilon().convertToDouble();
+  Value centered, rstd;
+  if (getInference()) {
+    centered = m.sub(x, perChannel(getRunningMean()));
+    rstd = m.rsqrt(m.add(perChannel(getRunningVar()), m.c(eps)));
+  } else {
+    centered = m.sub(x, m.mean(x, axes));
+    rstd = m.rsqrt(m.add(m.mean(m.mul(centered, centered), axes), m.c(eps)));
+  }
+  Value xhat = m.mul(centered, rstd);
+  Value dxhat = m.mul(dy, w);
+  Value dx =
+      getInference()
+          ? m.mul(rstd, dxhat)
+          : m.mul(rstd, m.sub(m.sub(dxhat, m.mean(dxhat, axes)),
+                              m.mul(xhat, m.mean(m.mul(dxhat, xhat), axes))));
+  grads.append({dx, m.sum(m.mul(dy, xhat), axes, false), m.sum(dy, axes, false),
+                Value(), Value()});
+  return success();
+}

@@ -203,3 +203,26 @@ func.func @dropout_counter(%x: tensor<4xf32>, %c: tensor<i64>) -> tensor<4xf32> 
   %y = gacc.dropout %x counter %c rate = 0.5 seed = 2 : tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// Model state and batch normalization.
+// CHECK-LABEL: gacc.param @bn.running_mean : tensor<3xf32> = #gacc.init<zeros> frozen
+gacc.param @bn.running_mean : tensor<3xf32> = #gacc.init<zeros> frozen
+// CHECK: gacc.param @bn.running_var : tensor<3xf32> = #gacc.init<ones> frozen
+gacc.param @bn.running_var : tensor<3xf32> = #gacc.init<ones> frozen
+
+// CHECK-LABEL: func.func @batch_norm
+func.func @batch_norm(%x: tensor<2x3x4x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>, %v: tensor<2x3xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3xf32>) {
+  %rm = gacc.load @bn.running_mean : tensor<3xf32>
+  %rv = gacc.load @bn.running_var : tensor<3xf32>
+  // CHECK: gacc.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} momentum = 1.000000e-01 epsilon = 1.000000e-05 : tensor<2x3x4x4xf32>, tensor<3xf32>
+  %y, %nm, %nv = gacc.batch_norm %x, %w, %b, %rm, %rv momentum = 1.000000e-01 epsilon = 1.000000e-05
+      : tensor<2x3x4x4xf32>, tensor<3xf32>
+  // CHECK: gacc.assign @bn.running_mean, %{{.*}} : tensor<3xf32>
+  gacc.assign @bn.running_mean, %nm : tensor<3xf32>
+  // CHECK: gacc.assign @bn.running_var, %{{.*}} : tensor<3xf32>
+  gacc.assign @bn.running_var, %nv : tensor<3xf32>
+  // CHECK: gacc.batch_norm %{{.*}} momentum = 0.000000e+00 epsilon = 1.000000e-03 inference : tensor<2x3xf32>, tensor<3xf32>
+  %e, %em, %ev = gacc.batch_norm %v, %w, %b, %rm, %rv momentum = 0.0 epsilon = 1.0e-3 inference
+      : tensor<2x3xf32>, tensor<3xf32>
+  return %y, %e : tensor<2x3x4x4xf32>, tensor<2x3xf32>
+}

@@ -329,3 +329,20 @@ func.func @m_micro2(%x: tensor<2x3xf32>) -> tensor<f32> {
 }
 // expected-error @+1 {{'gacc.train_step' op micro_model 'm_micro2' must take the 4 rows of a micro-batch of every input, got 'tensor<2x3xf32>'}}
 gacc.train_step @t model @m batch_size 8 micro_batch_size 4 optimizer #gacc.sgd<lr = 0.1> micro_model @m_micro2
+
+// -----
+
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+gacc.param @s : tensor<3xf32> = #gacc.init<zeros> frozen
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @g() -> (tensor<f32>, tensor<3xf32>) attributes {gacc.gradients = [@s]} {
+  %c = gacc.constant dense<0.0> : tensor<f32>
+  %z = gacc.constant dense<0.0> : tensor<3xf32>
+  return %c, %z : tensor<f32>, tensor<3xf32>
+}
+// expected-error @+1 {{'gacc.train_step' op gradient 'g' lists the gradient of 's', a frozen gacc.param}}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> gradient @g

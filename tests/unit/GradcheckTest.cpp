@@ -30,6 +30,10 @@ struct GradCase {
   /// The type of %y; a non-scalar %y is contracted with an input r.
   std::string resultType;
   int64_t batch;
+  /// Differences of the training step's loss instead of evaluation's (for
+  /// ops that evaluate differently, such as batch norm; the step's tiny
+  /// learning rate leaves the parameters as they are).
+  bool trainingLoss = false;
 };
 
 std::ostream &operator<<(std::ostream &os, const GradCase &c) {
@@ -95,6 +99,8 @@ TEST_P(Gradcheck, MatchesCentralDifferences) {
   const double eps = 1e-6, atol = 1e-5, rtol = 1e-3;
   std::vector<rt::Tensor> outputs;
   for (auto &[name, value] : start.tensors) {
+    if (!grads.tensors.count(name))
+      continue; // frozen: no gradient
     const rt::Tensor &grad = grads.tensors.at(name);
     for (int64_t i = 0; i < value.numElements(); ++i) {
       double losses[2];
@@ -103,7 +109,13 @@ TEST_P(Gradcheck, MatchesCentralDifferences) {
         rt::Tensor &tensor = moved.tensors.at(name);
         tensor.dataAs<double>()[i] += side ? -eps : eps;
         ASSERT_TRUE(trainer.loadParameters(moved, "gradcheck").ok());
-        ASSERT_TRUE(trainer.evaluate(losses[side], outputs).ok());
+        if (c.trainingLoss) {
+          rt::StepResult moved;
+          ASSERT_TRUE(trainer.step(moved).ok());
+          losses[side] = moved.loss;
+        } else {
+          ASSERT_TRUE(trainer.evaluate(losses[side], outputs).ok());
+        }
       }
       double numeric = (losses[0] - losses[1]) / (2 * eps);
       double analytic = grad.dataAs<double>()[i];
@@ -244,6 +256,35 @@ std::vector<GradCase> cases() {
              std::string(reduction) +
              " %lg, %lb ignore_index = -100 : tensor<4x5xf64>, tensor<4xi32>\n",
          "tensor<f64>", 4});
+  // Batch norm in training (statistics of the batch, running statistics
+  // assigned) and in inference (the running statistics).
+  std::string stats =
+      "gacc.param @rm : tensor<3xf64> = #gacc.init<uniform, seed = 4> frozen\n"
+      "gacc.param @rv : tensor<3xf64> = #gacc.init<ones> frozen\n";
+  std::string loadNorm = "  %w = gacc.load @w : tensor<3xf64>\n"
+                         "  %b = gacc.load @b : tensor<3xf64>\n"
+                         "  %rm = gacc.load @rm : tensor<3xf64>\n"
+                         "  %rv = gacc.load @rv : tensor<3xf64>\n";
+  std::string normParams = param("w", "tensor<3xf64>", 2) +
+                           param("b", "tensor<3xf64>", 3) + stats;
+  GradCase train{"batch_norm_train",
+                 param("x", "tensor<2x3x2x2xf64>", 1) + normParams,
+                 "  %x = gacc.load @x : tensor<2x3x2x2xf64>\n" + loadNorm +
+                     "  %y, %nm, %nv = gacc.batch_norm %x, %w, %b, %rm, %rv "
+                     "momentum = 1.0e-1 epsilon = 1.0e-5 : "
+                     "tensor<2x3x2x2xf64>, tensor<3xf64>\n"
+                     "  gacc.assign @rm, %nm : tensor<3xf64>\n"
+                     "  gacc.assign @rv, %nv : tensor<3xf64>\n",
+                 "tensor<2x3x2x2xf64>", 2};
+  train.trainingLoss = true;
+  all.push_back(train);
+  all.push_back({"batch_norm_inference",
+                 param("x", "tensor<4x3xf64>", 1) + normParams,
+                 "  %x = gacc.load @x : tensor<4x3xf64>\n" + loadNorm +
+                     "  %y, %nm, %nv = gacc.batch_norm %x, %w, %b, %rm, %rv "
+                     "momentum = 1.0e-1 epsilon = 1.0e-5 inference : "
+                     "tensor<4x3xf64>, tensor<3xf64>\n",
+                 "tensor<4x3xf64>", 4});
   all.push_back({"mse_loss", a + param("t", m34, 9),
                  loadA + "  %t = gacc.load @t : tensor<3x4xf64>\n"
                          "  %y = gacc.mse_loss mean %a, %t : "

@@ -290,6 +290,9 @@ struct LoadedModel {
 static int plan(LoadedModel &model) {
   if (failed(mlir::gacc::configureTrainStep(model.step, model.options)))
     return 1;
+  // (With --measure, compiling the step says it.)
+  if (!planMeasure)
+    mlir::gacc::warnIfBatchStatisticsDiffer(model.step);
   FailureOr<mlir::gacc::MemoryPlan> plan = mlir::gacc::planMemory(model.step);
   if (failed(plan))
     return 1;

@@ -195,6 +195,8 @@ Json modelJson(const ModelInfo &model) {
                   {"seed", param.seed}};
     if (param.master)
       entry["master"] = slotJson(*param.master);
+    if (param.frozen)
+      entry["frozen"] = true;
     params.push_back(entry);
   }
   Json inputs = Json::array();
@@ -257,6 +259,7 @@ ModelInfo modelFrom(const Json &json) {
     described.init = valueOf(kInitKinds, param, "init");
     described.scale = param.at("scale").get<double>();
     described.seed = integerAt<uint64_t>(param, "seed");
+    described.frozen = param.value("frozen", false);
     model.params.push_back(described);
   }
   model.grads = slotsFrom(json.at("grads"));

@@ -275,8 +275,7 @@ TensorSlot Trainer::parameterSlot(const Parameter &param) {
 
 TensorFile Trainer::gradients() const {
   TensorFile file;
-  for (size_t i = 0; i < model_.params.size(); ++i) {
-    const TensorSlot &slot = model_.grads[i];
+  for (const TensorSlot &slot : model_.grads) {
     Tensor grad = readWhole(slot);
     // With loss scaling a 16-bit gradient slot keeps the scaled gradient
     // (as DeepSpeed's fp16 gradients): unscaled here, in f32.
@@ -286,7 +285,10 @@ TensorFile Trainer::gradients() const {
         grad.dataAs<float>()[e] =
             static_cast<float>(grad.dataAs<float>()[e] / lastStepScale_);
     }
-    file.tensors.emplace(model_.params[i].slot.name, std::move(grad));
+    // "grad.<name>": the gradient of parameter <name> (frozen ones have
+    // none).
+    file.tensors.emplace(slot.name.substr(std::string("grad.").size()),
+                         std::move(grad));
   }
   return file;
 }

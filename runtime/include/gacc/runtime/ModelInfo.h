@@ -50,6 +50,9 @@ struct Parameter {
   /// The f32 master weights the optimizer updates when `slot` holds 16 bits
   /// (state; the value checkpoints and parameter accessors use).
   std::optional<TensorSlot> master;
+  /// State the optimizer never updates (batch norm's running statistics):
+  /// no gradient, no optimizer state; the step itself may write it.
+  bool frozen = false;
 };
 
 enum class InputKind { Features, Labels, Tokens, Mask };
@@ -96,7 +99,8 @@ struct LossScaling {
 
 struct ModelInfo {
   std::vector<Parameter> params;
-  /// Gradient slots, in parameter order ("grad.<name>").
+  /// Gradient slots of the parameters that are not frozen, in parameter
+  /// order ("grad.<name>").
   std::vector<TensorSlot> grads;
   /// Optimizer state slots ("exp_avg.<name>", ...).
   std::vector<TensorSlot> optimizerState;

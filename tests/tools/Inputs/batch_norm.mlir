@@ -1,0 +1,30 @@
+// A matmul, a batch norm (N x C) with its running statistics, a relu, a
+// matmul and cross-entropy over a batch of 8.
+gacc.param @w1 : tensor<6x4xf32> = #gacc.init<xavier_uniform, seed = 1>
+gacc.param @bn.weight : tensor<6xf32> = #gacc.init<ones>
+gacc.param @bn.bias : tensor<6xf32> = #gacc.init<zeros>
+gacc.param @bn.running_mean : tensor<6xf32> = #gacc.init<zeros> frozen
+gacc.param @bn.running_var : tensor<6xf32> = #gacc.init<ones> frozen
+gacc.param @w2 : tensor<3x6xf32> = #gacc.init<xavier_uniform, seed = 2>
+gacc.input @x : tensor<8x4xf32> features
+gacc.input @y : tensor<8xi32> labels
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<8x4xf32>
+  %y = gacc.load @y : tensor<8xi32>
+  %w1 = gacc.load @w1 : tensor<6x4xf32>
+  %h = gacc.matmul %x, %w1 transpose_rhs : tensor<8x4xf32>, tensor<6x4xf32> -> tensor<8x6xf32>
+  %w = gacc.load @bn.weight : tensor<6xf32>
+  %b = gacc.load @bn.bias : tensor<6xf32>
+  %rm = gacc.load @bn.running_mean : tensor<6xf32>
+  %rv = gacc.load @bn.running_var : tensor<6xf32>
+  %n, %nm, %nv = gacc.batch_norm %h, %w, %b, %rm, %rv momentum = 1.000000e-01 epsilon = 1.000000e-05
+      : tensor<8x6xf32>, tensor<6xf32>
+  gacc.assign @bn.running_mean, %nm : tensor<6xf32>
+  gacc.assign @bn.running_var, %nv : tensor<6xf32>
+  %r = gacc.relu %n : tensor<8x6xf32>
+  %w2 = gacc.load @w2 : tensor<3x6xf32>
+  %logits = gacc.matmul %r, %w2 transpose_rhs : tensor<8x6xf32>, tensor<3x6xf32> -> tensor<8x3xf32>
+  %loss = gacc.cross_entropy mean %logits, %y : tensor<8x3xf32>, tensor<8xi32>
+  return %loss : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 8 optimizer #gacc.sgd<lr = 0.1>
