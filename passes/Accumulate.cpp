@@ -44,10 +44,16 @@ Value globalCount(OpBuilder &b, Operation *lossOp, IRMapping &fullInputs,
   case LossReduction::token_mean: {
     // The non-ignored targets of the whole batch, counted before the loop
     // (on every rank: their numbers differ, unlike the examples').
-    Value targets = fullInputs.lookupOrNull(ce.getTargets());
+    // (Reshapes keep the count: F.cross_entropy reads targets.view(-1).)
+    Value source = ce.getTargets();
+    while (auto reshape = source.getDefiningOp<ReshapeOp>())
+      source = reshape.getInput();
+    Value targets = fullInputs.lookupOrNull(source);
     if (!targets)
       return Value();
-    SmallVector<int64_t> shape(ce.getLogits().getType().getShape());
+    SmallVector<int64_t> shape(
+        cast<RankedTensorType>(targets.getType()).getShape());
+    shape.push_back(ce.getLogits().getType().getShape().back());
     auto oneHot = OneHotOp::create(
         b, ce.getLoc(),
         RankedTensorType::get(shape, ce.getLogits().getType().getElementType()),
@@ -178,8 +184,9 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
       model.getBody().front().getTerminator()->getOperand(0).getDefiningOp();
   Value count = globalCount(b, lossOp, fullInputs, ranks);
   if (!count)
-    return lossOp->emitOpError("needs its targets to be a gacc.input to be "
-                               "counted over the whole batch");
+    return lossOp->emitOpError("needs its targets to be a gacc.input (or "
+                               "a reshape of one) to be counted over the "
+                               "whole batch");
   // Each micro-batch's backward starts from (loss scale or 1) / count, so
   // that its gradients come out normalized as the full batch's do: with a
   // loss scale, the scaled micro-batch gradients stay as small as the full

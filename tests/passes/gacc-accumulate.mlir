@@ -70,3 +70,26 @@ func.func @m_micro3(%x: tensor<3x4xf32>, %y: tensor<3x4xf32>) -> tensor<f32> {
 // expected-error @+1 {{runs micro-batches, but has no last_micro_gradient: run gacc-split-batch and gacc-autodiff first}}
 gacc.train_step @t model @m batch_size 8 micro_batch_size 3 optimizer #gacc.sgd<lr = 0.1> micro_model @m_micro3
 
+
+// -----
+
+// Targets reshaped before the loss (F.cross_entropy(logits.view(-1, V),
+// targets.view(-1))) are counted from the input they reshape.
+gacc.param @w : tensor<3x4xf32> = #gacc.init<normal, seed = 1>
+gacc.input @x : tensor<4x2x4xf32> features
+gacc.input @y : tensor<4x2xi32> labels
+func.func @flat() -> tensor<f32> {
+  %x = gacc.load @x : tensor<4x2x4xf32>
+  %y = gacc.load @y : tensor<4x2xi32>
+  %w = gacc.load @w : tensor<3x4xf32>
+  %l = gacc.matmul %x, %w transpose_rhs : tensor<4x2x4xf32>, tensor<3x4xf32> -> tensor<4x2x3xf32>
+  %lf = gacc.reshape %l : tensor<4x2x3xf32> -> tensor<8x3xf32>
+  %yf = gacc.reshape %y : tensor<4x2xi32> -> tensor<8xi32>
+  %loss = gacc.cross_entropy token_mean %lf, %yf ignore_index = -1 : tensor<8x3xf32>, tensor<8xi32>
+  return %loss : tensor<f32>
+}
+gacc.train_step @t model @flat batch_size 4 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+// CHECK-LABEL: func.func @flat_grad()
+// CHECK: %[[Y:.*]] = gacc.load @y : tensor<4x2xi32>
+// CHECK: %[[OH:.*]] = gacc.one_hot %[[Y]] : tensor<4x2xi32> -> tensor<4x2x3xf32>
+// CHECK: gacc.reduce_sum %[[OH]] axes = [0, 1, 2] : tensor<4x2x3xf32> -> tensor<f32>

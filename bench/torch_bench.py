@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""PyTorch modules trained through gacc.from_torch against PyTorch eager, in
+one run: samples/s of a full step (forward, backward, optimizer) for the
+same module, batch, optimizer and thread count, and their ratio.
+
+Models (tests/e2e/pytorch/models.py): torchvision's resnet18 (10 classes,
+32x32 images, SGD with momentum) and the nanoGPT-style GPT (AdamW with two
+parameter groups, clipping) at GPT-mini width (vocab 96, context 64, width
+128, 4 heads, 2 layers, batch 16) and at GPT-2-small width (vocab 50257,
+context 256, width 768, 12 heads, --gpt2-layers layers, batch 4).
+
+usage: PYTHONPATH=build/python bench/torch_bench.py [--threads 2]
+           [--steps 10] [--models resnet18,gpt-mini,gpt2-small]
+           [--gpt2-layers 12]
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests",
+                                "e2e", "pytorch"))
+import models  # noqa: E402
+import gacc  # noqa: E402
+
+
+def timed(step, steps, warmup=2):
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def resnet18(batch):
+    module = models.resnet18()
+    g = torch.Generator().manual_seed(0)
+    data = {"x": torch.randn(batch, 3, 32, 32, generator=g),
+            "y": torch.randint(0, 10, (batch,), generator=g)}
+    make_optimizer = lambda m: torch.optim.SGD(  # noqa: E731
+        m.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+    keywords = dict(loss="cross_entropy", targets={"y": data["y"]})
+    loss = lambda m: F.cross_entropy(m(data["x"]), data["y"])  # noqa: E731
+    return module, data, {"x": data["x"]}, make_optimizer, keywords, loss
+
+
+def gpt(batch, **config):
+    config = models.GPTConfig(**config)
+    module = models.GPT(config)
+    g = torch.Generator().manual_seed(0)
+    shape = (batch, config.block_size)
+    data = {"idx": torch.randint(0, config.vocab_size, shape, generator=g),
+            "targets": torch.randint(0, config.vocab_size, shape,
+                                     generator=g)}
+    make_optimizer = lambda m: m.configure_optimizers(  # noqa: E731
+        0.1, 6e-4, (0.9, 0.95), 1e-8)
+    keywords = dict(loss_output=1, max_grad_norm=1.0)
+
+    def loss(m):
+        return m(**data)[1]
+    return module, data, data, make_optimizer, keywords, loss
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--models", default="resnet18,gpt-mini,gpt2-small")
+    parser.add_argument("--gpt2-layers", type=int, default=12)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(args.threads))
+    cases = {
+        "resnet18": (32, lambda: resnet18(32)),
+        "gpt-mini": (16, lambda: gpt(16)),
+        "gpt2-small": (4, lambda: gpt(
+            4, vocab_size=50257, block_size=256, n_embd=768, n_head=12,
+            n_layer=args.gpt2_layers)),
+    }
+    print(f"{'model':12} {'batch':>5} {'compile s':>9} {'pytorch/s':>10} "
+          f"{'gacc/s':>8} {'ratio':>6}")
+    for name in args.models.split(","):
+        batch, make = cases[name]
+        torch.manual_seed(0)
+        module, data, inputs, make_optimizer, keywords, loss = make()
+        module.train()
+        start = time.perf_counter()
+        trainer = gacc.from_torch(module, inputs,
+                                  optimizer=make_optimizer(module),
+                                  **keywords)
+        compile_s = time.perf_counter() - start
+        gacc_s = timed(lambda: trainer.step(data), args.steps)
+
+        optimizer = make_optimizer(module)
+
+        def torch_step():
+            optimizer.zero_grad(set_to_none=True)
+            loss(module).backward()
+            if keywords.get("max_grad_norm"):
+                torch.nn.utils.clip_grad_norm_(module.parameters(),
+                                               keywords["max_grad_norm"])
+            optimizer.step()
+        torch_s = timed(torch_step, args.steps)
+        print(f"{name:12} {batch:5d} {compile_s:9.1f} {batch / torch_s:10.1f} "
+              f"{batch / gacc_s:8.1f} {torch_s / gacc_s:6.2f}", flush=True)
+        del trainer
+
+
+if __name__ == "__main__":
+    main()
