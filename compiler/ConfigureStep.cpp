@@ -178,6 +178,10 @@ LogicalResult applyOptimizer(TrainStepOp step, const Options &options) {
     optimizer = AdamWAttr::getChecked(
         emitError, context, value(lr, adamw.getLr()), adamw.getBeta1(),
         adamw.getBeta2(), adamw.getEps(), value(decay, adamw.getWeightDecay()));
+  else if (auto adam = dyn_cast<AdamAttr>(optimizer))
+    optimizer = AdamAttr::getChecked(
+        emitError, context, value(lr, adam.getLr()), adam.getBeta1(),
+        adam.getBeta2(), adam.getEps(), value(decay, adam.getWeightDecay()));
   if (!optimizer)
     return failure();
   step.setOptimizerAttr(optimizer);

@@ -90,10 +90,11 @@ LogicalResult SGDAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult AdamWAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                APFloat lrAttr, APFloat beta1Attr,
-                                APFloat beta2Attr, APFloat epsAttr,
-                                APFloat weightDecayAttr) {
+/// Adam's and AdamW's hyperparameters (the same ranges).
+static LogicalResult
+verifyAdamHyperparameters(function_ref<InFlightDiagnostic()> emitError,
+                          APFloat lrAttr, APFloat beta1Attr, APFloat beta2Attr,
+                          APFloat epsAttr, APFloat weightDecayAttr) {
   double lr = lrAttr.convertToDouble();
   double beta1 = beta1Attr.convertToDouble();
   double beta2 = beta2Attr.convertToDouble();
@@ -110,6 +111,20 @@ LogicalResult AdamWAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "weight decay must be non-negative, got "
                        << text(weightDecay);
   return success();
+}
+
+LogicalResult AdamWAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                APFloat lr, APFloat beta1, APFloat beta2,
+                                APFloat eps, APFloat weightDecay) {
+  return verifyAdamHyperparameters(emitError, lr, beta1, beta2, eps,
+                                   weightDecay);
+}
+
+LogicalResult AdamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               APFloat lr, APFloat beta1, APFloat beta2,
+                               APFloat eps, APFloat weightDecay) {
+  return verifyAdamHyperparameters(emitError, lr, beta1, beta2, eps,
+                                   weightDecay);
 }
 
 LogicalResult

@@ -222,6 +222,28 @@ def Gacc_AdamWAttr : Gacc_Attr<"AdamW", "adamw"> {
   let genVerifyDecl = 1;
 }
 
+def Gacc_AdamAttr : Gacc_Attr<"Adam", "adam"> {
+  let summary = "Adam with an L2 penalty, as torch.optim.Adam";
+  let description = [{
+    Bias-corrected first and second moments of the gradient plus
+    `weight_decay·θ` (coupled, unlike `#gacc.adamw`). Defaults are
+    PyTorch's.
+
+    ```mlir
+    #gacc.adam<lr = 1.000000e-03, weight_decay = 1.000000e-04>
+    ```
+  }];
+  let parameters = (ins
+    Gacc_F64Parameter<"learning rate">:$lr,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.9)">:$beta1,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.999)">:$beta2,
+    Gacc_F64Parameter<"", "::llvm::APFloat(1.0e-8)">:$eps,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.0)">:$weight_decay
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Gacc_ConstantScheduleAttr : Gacc_Attr<"ConstantSchedule", "constant_lr"> {
   let summary = "A constant learning rate";
   let description = [{
@@ -317,7 +339,7 @@ def Gacc_ZeroAttr : Gacc_Attr<"Zero", "zero"> {
   let genVerifyDecl = 1;
 }
 
-def Gacc_OptimizerAttr : AnyAttrOf<[Gacc_SGDAttr, Gacc_AdamWAttr]>;
+def Gacc_OptimizerAttr : AnyAttrOf<[Gacc_SGDAttr, Gacc_AdamWAttr, Gacc_AdamAttr]>;
 def Gacc_ScheduleAttr
     : AnyAttrOf<[Gacc_ConstantScheduleAttr, Gacc_WarmupCosineScheduleAttr]>;
 

@@ -1,6 +1,6 @@
 //===- Optimizer.h - the optimizers a compiled step updates with -*- C++ -*-===//
 //
-// One class per optimizer attribute of gacc.train_step (SGD.cpp, AdamW.cpp)
+// One class per optimizer attribute of gacc.train_step (SGD.cpp, Adam.cpp)
 // says what a compiled step needs of it: its hyperparameters by
 // torch.optim's names (what the artifact records for the runtime), its
 // per-parameter state (what the step layout allocates and checkpoints save,

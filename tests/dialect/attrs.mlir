@@ -38,6 +38,8 @@ gacc.train_step @s0 model @m batch_size 4 optimizer #gacc.sgd<lr = 0.01, momentu
 gacc.train_step @s1 model @m batch_size 4 optimizer #gacc.sgd<lr = 0.01, momentum = 0.9, dampening = 0.1>
 // CHECK: optimizer #gacc.adamw<lr = 0.0003> schedule #gacc.constant_lr precision f16 remat #gacc.remat<none>
 gacc.train_step @a0 model @m batch_size 4 optimizer #gacc.adamw<lr = 3.0e-4> schedule #gacc.constant_lr precision f16 remat #gacc.remat<none>
+// CHECK: optimizer #gacc.adam<lr = 0.001, weight_decay = 0.0001>
+gacc.train_step @adam model @m batch_size 4 optimizer #gacc.adam<lr = 1.0e-3, weight_decay = 1.0e-4>
 // CHECK: precision f32 remat #gacc.remat<blocks> zero #gacc.zero<stage = 0, ranks = 4>
 gacc.train_step @a1 model @m batch_size 16 optimizer #gacc.adamw<lr = 3.0e-4> precision f32 remat #gacc.remat<blocks> zero #gacc.zero<stage = 0, ranks = 4>
 // CHECK: precision f16 loss_scale #gacc.loss_scale<>

@@ -49,6 +49,14 @@ gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adamw<lr = 0.001,
 gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adamw<lr = 0.001, weight_decay = -0.1>}
 
 // -----
+// expected-error @+1 {{betas must be in [0, 1), got (1.5, 0.999)}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adam<lr = 0.001, beta1 = 1.5>}
+
+// -----
+// expected-error @+1 {{attribute 'gacc.weight_decay' must be a non-negative f64 on a gacc.param}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {gacc.weight_decay = -1.0 : f64}
+
+// -----
 // expected-error @+1 {{total_steps must be positive}}
 gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.warmup_cosine<warmup_steps = 0, total_steps = 0>}
 

@@ -138,3 +138,31 @@ gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1, momentum 
 // CHECK: %[[STEP:.*]] = gacc.mul %[[BUFFER]], %[[LR]]
 // CHECK-NEXT: gacc.sub %[[W]], %[[STEP]]
 // CHECK: return
+
+// -----
+
+// A parameter group's own weight decay (gacc.weight_decay): none for @b,
+// whose update has no decay factor; Adam adds its L2 penalty to the
+// gradient.
+gacc.param @w : tensor<3x2xf32> = #gacc.init<normal, seed = 1>
+gacc.param @b : tensor<3xf32> = #gacc.init<zeros> {gacc.weight_decay = 0.0 : f64}
+gacc.input @x : tensor<4x2xf32> features
+gacc.input @y : tensor<4xi32> labels
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<4x2xf32>
+  %y = gacc.load @y : tensor<4xi32>
+  %w = gacc.load @w : tensor<3x2xf32>
+  %b = gacc.load @b : tensor<3xf32>
+  %l = gacc.matmul %x, %w transpose_rhs : tensor<4x2xf32>, tensor<3x2xf32> -> tensor<4x3xf32>
+  %lb = gacc.add %l, %b : tensor<4x3xf32>, tensor<3xf32>
+  %loss = gacc.cross_entropy mean %lb, %y : tensor<4x3xf32>, tensor<4xi32>
+  return %loss : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 4 optimizer #gacc.adam<lr = 0.001, weight_decay = 0.5>
+// CHECK-LABEL: func.func @gacc_step
+// @w: its gradient plus 0.5·w.
+// CHECK: %[[HALF:.*]] = gacc.constant dense<5.000000e-01> : tensor<f32>
+// CHECK: gacc.mul %{{.*}}, %[[HALF]] : tensor<3x2xf32>, tensor<f32>
+// @b: no penalty.
+// CHECK-NOT: gacc.mul %{{.*}}, %[[HALF]] : tensor<3xf32>, tensor<f32>
+// CHECK-LABEL: func.func @gacc_eval

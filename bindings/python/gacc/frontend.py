@@ -67,11 +67,8 @@ def _optimizer_attribute(optimizer, module_params):
                 f"dampening = {fmt(g['dampening'])}, weight_decay = {fmt(decay)}, "
                 f"nesterov = {'true' if g['nesterov'] else 'false'}>")
     elif kind in ("AdamW", "Adam"):
-        if kind == "Adam" and any(gr["weight_decay"] for gr in groups):
-            raise ImportError("Adam with weight_decay (an L2 penalty) is not "
-                              "supported; AdamW (decoupled) is")
         beta1, beta2 = g["betas"]
-        attr = (f"#gacc.adamw<lr = {fmt(g['lr'])}, beta1 = {fmt(beta1)}, "
+        attr = (f"#gacc.{kind.lower()}<lr = {fmt(g['lr'])}, beta1 = {fmt(beta1)}, "
                 f"beta2 = {fmt(beta2)}, eps = {fmt(g['eps'])}, "
                 f"weight_decay = {fmt(decay)}>")
     else:

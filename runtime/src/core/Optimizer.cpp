@@ -52,15 +52,20 @@ void sgdScalars(Hyperparameters &hyper, double /*lr*/, uint64_t step,
   scalars.emplace_back("gradient_coefficient", first ? 1.0 : 1.0 - dampening);
 }
 
-void adamwScalars(Hyperparameters &hyper, double lr, uint64_t step,
-                  StepScalars &scalars) {
+void adamScalars(Hyperparameters &hyper, double lr, uint64_t step,
+                 StepScalars &scalars) {
   double t = static_cast<double>(step + 1);
   double correction1 = 1.0 - std::pow(hyper("beta1"), t);
   double correction2 = 1.0 - std::pow(hyper("beta2"), t);
-  scalars.emplace_back("weight_decay_factor",
-                       1.0 - lr * hyper("weight_decay"));
   scalars.emplace_back("step_size", lr / correction1);
   scalars.emplace_back("bias_correction2_sqrt", std::sqrt(correction2));
+}
+
+void adamwScalars(Hyperparameters &hyper, double lr, uint64_t step,
+                  StepScalars &scalars) {
+  adamScalars(hyper, lr, step, scalars);
+  scalars.emplace_back("weight_decay_factor",
+                       1.0 - lr * hyper("weight_decay"));
 }
 
 /// The formulas of the optimizers with per-step scalars besides "lr".
@@ -71,6 +76,7 @@ struct OptimizerFormula {
 constexpr OptimizerFormula kFormulas[] = {
     {"sgd", sgdScalars},
     {"adamw", adamwScalars},
+    {"adam", adamScalars},
 };
 } // namespace
 
