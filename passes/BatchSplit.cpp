@@ -178,6 +178,18 @@ FailureOr<int64_t> Splitter::resultPosition(Operation *op) {
           return splitError(op) << "it normalizes along the batch dimension";
         return position;
       })
+      .Case<Conv2dOp, MaxPool2dOp, AvgPool2dOp, Im2colOp, Col2imOp>(
+          [&](Operation *) -> FailureOr<int64_t> {
+            // Each example's image on its own: the batch in dimension 0
+            // of the input, not in the weight.
+            if (op->getNumOperands() > 1 && batchDim(op->getOperand(1)))
+              return splitError(op) << "its weight carries the batch";
+            std::optional<BatchDim> layout = batchLayout(op->getOperand(0));
+            if (!layout || layout->position != 0 || layout->inner != 1)
+              return splitError(op) << "its input does not carry the batch "
+                                       "in dimension 0";
+            return int64_t(0);
+          })
       .Case([&](BatchNormOp norm) -> FailureOr<int64_t> {
         // Statistics over each micro-batch: allowed, but not equal to the
         // whole batch's (gacc-split-batch warns). Only the input carries

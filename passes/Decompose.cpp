@@ -1,6 +1,7 @@
 //===- Decompose.cpp - composite gacc ops into primitive ones ---------------===//
 
 #include "dialects/gacc/GaccBuilders.h"
+#include "dialects/gacc/GaccWindowOps.h"
 #include "passes/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -196,13 +197,28 @@ struct DecomposeMseLoss : OpRewritePattern<MseLossOp> {
   }
 };
 
+/// Convolution and pooling on the columns of gacc.im2col.
+template <typename OpT, Value (*build)(OpBuilder &, OpT)>
+struct DecomposeByColumns : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, build(rewriter, op));
+    return success();
+  }
+};
+
 struct DecomposePass : public gacc::impl::DecomposeBase<DecomposePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<DecomposeSoftmax, DecomposeLogSoftmax, DecomposeLayerNorm,
                  DecomposeBatchNorm,
                  DecomposeGelu, DecomposeSigmoid, DecomposeReduceMean,
-                 DecomposeCrossEntropy, DecomposeMseLoss>(&getContext());
+                 DecomposeCrossEntropy, DecomposeMseLoss,
+                 DecomposeByColumns<Conv2dOp, buildConv2dByColumns>,
+                 DecomposeByColumns<MaxPool2dOp, buildMaxPool2dByColumns>,
+                 DecomposeByColumns<AvgPool2dOp, buildAvgPool2dByColumns>>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -93,7 +93,7 @@ private:
   static CastClass classify(Operation *op) {
     if (auto attr = op->getAttrOfType<StringAttr>(kAutocastAttrName))
       return attr.getValue() == "low" ? CastClass::Low : CastClass::F32;
-    if (isa<MatmulOp>(op))
+    if (isa<MatmulOp, Conv2dOp>(op))
       return CastClass::Low;
     if (isa<ExpOp, LogOp, RsqrtOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
             BatchNormOp, ReduceSumOp, ReduceMeanOp, CrossEntropyOp,

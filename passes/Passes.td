@@ -217,7 +217,7 @@ def Remat : GaccPass<"gacc-remat", "ModuleOp"> {
       `torch.utils.checkpoint` around every block.
     * `sqrt`: Chen et al. 2016: cuts the forward into ~√n segments of equal
       activation bytes and saves what crosses a segment boundary.
-    * `matmuls`: saves only matmul results (JAX's `dots_saveable`); the
+    * `matmuls`: saves only matmul and convolution results (JAX's `dots_saveable`); the
       cheap elementwise work, softmax and normalizations are recomputed.
 
     * `budget`: the segment boundaries with the least recompute whose kept

@@ -60,6 +60,13 @@ double costOf(Operation *op) {
                    static_cast<double>(k);
     return flops / 50.0;
   }
+  if (auto conv = dyn_cast<Conv2dOp>(op)) {
+    // A matmul per output element over C/groups·KH·KW inputs.
+    ArrayRef<int64_t> weight = conv.getWeight().getType().getShape();
+    double flops = 2.0 * static_cast<double>(conv.getType().getNumElements()) *
+                   static_cast<double>(weight[1] * weight[2] * weight[3]);
+    return flops / 50.0;
+  }
   if (isa<ExpOp, LogOp, TanhOp, SigmoidOp, ErfOp, GeluOp, SoftmaxOp,
           LogSoftmaxOp, LayerNormOp, CrossEntropyOp, DropoutOp>(op))
     return 10.0 * elements;
@@ -245,7 +252,7 @@ public:
       return success();
     case RematPolicy::matmuls:
       for (Operation *op : forward)
-        if (isa<MatmulOp>(op))
+        if (isa<MatmulOp, Conv2dOp>(op))
           saved.insert(op->getResults().begin(), op->getResults().end());
       return success();
     case RematPolicy::blocks: {

@@ -33,6 +33,7 @@ class _Spec:
         self.aliases = {}       # state_dict name -> param name
         self.state_order = []   # state_dict names in module order
         self.state_dtypes = {}  # param name -> torch dtype of the module's
+        self.declared = {}      # param name -> the dtype of its gacc.param
         self.inputs = []        # (name, tensor, kind)
         self.outputs = 0        # forward outputs after the loss
 
@@ -142,11 +143,22 @@ def _trace(module, inputs, loss, targets, loss_output):
         output_count.append(len(flat) - 1)
         return tuple(flat)
 
+    # make_fx runs the forward on real tensors: copies, so that tracing
+    # leaves the module as it was (batch norm updates its statistics).
+    copies = {}
+
+    def copy(t):
+        if id(t) not in copies:
+            c = t.detach().clone()
+            copies[id(t)] = c.requires_grad_(t.requires_grad)
+        return copies[id(t)]
+    traced_params = {k: copy(v) for k, v in params.items()}
+    traced_buffers = {k: copy(v) for k, v in buffers.items()}
     was = proxy_tensor.PythonKeyTracer.record_stack_traces
     proxy_tensor.PythonKeyTracer.record_stack_traces = True
     try:
-        graph = proxy_tensor.make_fx(step)(params, buffers, dict(inputs),
-                                          target_tensors)
+        graph = proxy_tensor.make_fx(step)(traced_params, traced_buffers,
+                                          dict(inputs), target_tensors)
     except ImportError:
         raise
     except Exception as error:  # what tracing the user's code raised
@@ -220,20 +232,24 @@ def to_mlir(module, inputs, *, optimizer, loss=None, targets=None,
         raise ImportError("the traced graph's arguments do not match the "
                           "module's parameters, buffers and inputs")
     lines = []
+    # Integer state is kept in the parameters' float type (one per step).
+    count_dtype = next((v.dtype for _, v in flat_values
+                        if v.dtype.is_floating_point), torch.float32)
     for node, (name, value) in zip(nodes, flat_values):
         is_param = name in params
         frozen = not is_param or id(value) not in trained or \
             not value.requires_grad
         if not value.dtype.is_floating_point:
             # num_batches_tracked: a count kept as a float (exact below 2**24
-            # steps); state_dict() gives it back as the module's dtype.
+            # steps in f32); state_dict() gives it back in the module's dtype.
             spec.state_dtypes[name] = value.dtype
-            shape, dtype = tuple(value.shape), torch.float32
+            shape, dtype = tuple(value.shape), count_dtype
         else:
             shape, dtype = tuple(value.shape), value.dtype
         node.meta["tensor_meta"] = node.meta["tensor_meta"]._replace(
             dtype=dtype)
         spec.params.append((name, value, frozen))
+        spec.declared[name] = dtype
         placeholders[node] = ("param" if not frozen else "state", name)
         attrs = " frozen" if frozen else ""
         extra = f" {{gacc.weight_decay = {fmt(decay[name])} : f64}}" \
@@ -375,6 +391,5 @@ def from_torch(module, inputs, *, optimizer, loss=None, targets=None,
                                     target=target)
     for name, value, _ in spec.params:
         trainer.set_parameter(name, _numpy(value.detach().to(
-            torch.float32 if not value.dtype.is_floating_point
-            else value.dtype)))
+            spec.declared[name])))
     return TorchTrainer(trainer, spec)

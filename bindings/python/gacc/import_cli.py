@@ -157,8 +157,7 @@ def main(argv=None):
     except GaccImportError as error:
         raise SystemExit(f"gacc import: {error}")
     stem = os.path.splitext(args.output)[0]
-    weights = {name: value.detach().to(torch.float32)
-               if not value.dtype.is_floating_point else value.detach()
+    weights = {name: value.detach().to(spec.declared[name])
                for name, value, _ in spec.params}
     write_safetensors(stem + ".safetensors", weights)
     temporary = args.output + ".tmp"

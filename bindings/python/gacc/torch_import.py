@@ -992,8 +992,16 @@ def _adaptive_avg_pool2d(g, node, x, output_size):
     shape, dtype = _out(g, node)
     if tuple(shape[-2:]) == (1, 1):
         return g.emit.reduce("reduce_mean", v, [-2, -1], True)
-    return g.emit.op(f"gacc.adaptive_avg_pool2d {v.name} : {v.type} -> "
-                     f"{tensor_type(shape, dtype)}", shape, dtype)
+    height, width = v.shape[-2:]
+    if height % shape[-2] or width % shape[-1]:
+        raise ImportError(f"adaptive_avg_pool2d from {height}x{width} to "
+                          f"{shape[-2]}x{shape[-1]}: only sizes that divide "
+                          "the input (equal windows) are supported")
+    kernel = [height // shape[-2], width // shape[-1]]
+    return g.emit.op(
+        f"gacc.avg_pool2d {v.name} kernel = {kernel} stride = {kernel} "
+        f"padding = [0, 0] : {v.type} -> {tensor_type(shape, dtype)}",
+        shape, dtype)
 
 
 @_handles(aten.native_batch_norm.default)

@@ -1,13 +1,15 @@
 //===- IndexOpsToLinalg.cpp - constants and index-driven ops to linalg ------===//
 //
 // Ops whose elements depend on element indices or integer ids: constants,
-// the embedding lookup, one-hot encoding, the causal mask and dropout.
+// the embedding lookup, one-hot encoding, the causal mask, dropout and the
+// window gathers of convolution and pooling (im2col, col2im).
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/conversion/GaccToLinalg/Utils.h"
 #include "compiler/conversion/Passes.h"
 #include "dialects/gacc/GaccOps.h"
+#include "dialects/gacc/GaccWindowOps.h"
 
 using namespace mlir;
 using namespace mlir::gacc;
@@ -218,9 +220,167 @@ struct LowerDropout : OpRewritePattern<DropoutOp> {
   }
 };
 
+/// The window geometry of gacc.im2col and gacc.col2im, as index arithmetic.
+struct WindowIndexing {
+  ArrayRef<int64_t> kernel, stride, padding, dilation;
+  int64_t height, width;    // of the image
+  int64_t outWidth;         // OW
+  template <typename OpT>
+  WindowIndexing(OpT op, RankedTensorType image, int64_t outWidth)
+      : kernel(op.getKernel()), stride(op.getStride()),
+        padding(op.getPadding()), dilation(op.getDilation()),
+        height(image.getDimSize(2)), width(image.getDimSize(3)),
+        outWidth(outWidth) {}
+};
+
+Value constIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// `v` clamped to [0, size).
+Value clampIndex(OpBuilder &b, Location loc, Value v, int64_t size) {
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, v, constIndex(b, loc, 0)),
+      constIndex(b, loc, size - 1));
+}
+
+/// Whether 0 <= v < size.
+Value inRange(OpBuilder &b, Location loc, Value v, int64_t size) {
+  Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v,
+                                    constIndex(b, loc, 0));
+  Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v,
+                                     constIndex(b, loc, size));
+  return arith::AndIOp::create(b, loc, low, high);
+}
+
+/// Element [n, c, kh·KW + kw, oh·OW + ow] reads the image at
+/// (oh·s + kh·d - p, ow·s + kw·d - p), or is the padding value outside it.
+struct LowerIm2col : OpRewritePattern<Im2colOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(Im2colOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType image = op.getInput().getType();
+    int64_t outWidth = windowOutputSize(
+        image.getDimSize(3), op.getKernel()[1], op.getStride()[1],
+        op.getPadding()[1], op.getDilation()[1]);
+    WindowIndexing w(op, image, outWidth);
+    Type element = image.getElementType();
+    double padValue = op.getPaddingValue().convertToDouble();
+    rewriter.replaceOp(
+        op, buildIndexed(
+                rewriter, op.getLoc(), op.getType(), Value(),
+                [&](OpBuilder &b, Location loc, ArrayRef<Value> idx, Value) {
+                  auto div = [&](Value v, int64_t by) -> Value {
+                    return arith::DivUIOp::create(b, loc, v,
+                                                  constIndex(b, loc, by));
+                  };
+                  auto rem = [&](Value v, int64_t by) -> Value {
+                    return arith::RemUIOp::create(b, loc, v,
+                                                  constIndex(b, loc, by));
+                  };
+                  auto at = [&](Value out, Value k, int d) -> Value {
+                    // out·stride + k·dilation - padding
+                    Value s = arith::MulIOp::create(
+                        b, loc, out, constIndex(b, loc, w.stride[d]));
+                    Value t = arith::MulIOp::create(
+                        b, loc, k, constIndex(b, loc, w.dilation[d]));
+                    return arith::SubIOp::create(
+                        b, loc, arith::AddIOp::create(b, loc, s, t),
+                        constIndex(b, loc, w.padding[d]));
+                  };
+                  Value h = at(div(idx[3], w.outWidth),
+                               div(idx[2], w.kernel[1]), 0);
+                  Value x = at(rem(idx[3], w.outWidth),
+                               rem(idx[2], w.kernel[1]), 1);
+                  Value inside = arith::AndIOp::create(
+                      b, loc, inRange(b, loc, h, w.height),
+                      inRange(b, loc, x, w.width));
+                  Value value = tensor::ExtractOp::create(
+                      b, loc, op.getInput(),
+                      ValueRange{idx[0], idx[1], clampIndex(b, loc, h, w.height),
+                                 clampIndex(b, loc, x, w.width)});
+                  Value pad = arith::ConstantOp::create(
+                      b, loc, b.getFloatAttr(element, padValue));
+                  return arith::SelectOp::create(b, loc, inside, value, pad)
+                      .getResult();
+                }));
+    return success();
+  }
+};
+
+/// Pixel [n, c, h, w] sums the column elements that read it: for each
+/// (kh, kw) of the window (unrolled), the output position (oh, ow) with
+/// oh·s + kh·d - p = h, where it is a whole position inside the output.
+/// A gather, so that the pixels are independent (no scatter).
+struct LowerCol2im : OpRewritePattern<Col2imOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(Col2imOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType image = op.getType();
+    ArrayRef<int64_t> k = op.getKernel(), s = op.getStride(),
+                      p = op.getPadding(), d = op.getDilation();
+    int64_t outHeight = windowOutputSize(image.getDimSize(2), k[0], s[0], p[0],
+                                         d[0]);
+    int64_t outWidth = windowOutputSize(image.getDimSize(3), k[1], s[1], p[1],
+                                        d[1]);
+    Type element = image.getElementType();
+    Value columns = op.getInput();
+    rewriter.replaceOp(
+        op, buildIndexed(
+                rewriter, op.getLoc(), image, Value(),
+                [&](OpBuilder &b, Location loc, ArrayRef<Value> idx, Value) {
+                  Value zero = arith::ConstantOp::create(
+                      b, loc, b.getFloatAttr(element, 0.0));
+                  Value sum = zero;
+                  // The output position of pixel `pixel` for window offset
+                  // `kOffset` along dimension `dim`, and whether it is one.
+                  auto source = [&](Value pixel, int64_t kOffset, int dim,
+                                    int64_t count) -> std::pair<Value, Value> {
+                    Value num = arith::AddIOp::create(
+                        b, loc, pixel,
+                        constIndex(b, loc, p[dim] - kOffset * d[dim]));
+                    Value stride = constIndex(b, loc, s[dim]);
+                    Value exact = arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::eq,
+                        arith::RemSIOp::create(b, loc, num, stride),
+                        constIndex(b, loc, 0));
+                    Value out = arith::DivSIOp::create(b, loc, num, stride);
+                    Value valid = arith::AndIOp::create(
+                        b, loc, exact, inRange(b, loc, num, count * s[dim]));
+                    valid = arith::AndIOp::create(
+                        b, loc, valid, inRange(b, loc, out, count));
+                    return {clampIndex(b, loc, out, count), valid};
+                  };
+                  for (int64_t kh = 0; kh < k[0]; ++kh) {
+                    auto [oh, rowValid] = source(idx[2], kh, 0, outHeight);
+                    for (int64_t kw = 0; kw < k[1]; ++kw) {
+                      auto [ow, colValid] = source(idx[3], kw, 1, outWidth);
+                      Value position = arith::AddIOp::create(
+                          b, loc,
+                          arith::MulIOp::create(b, loc, oh,
+                                                constIndex(b, loc, outWidth)),
+                          ow);
+                      Value value = tensor::ExtractOp::create(
+                          b, loc, columns,
+                          ValueRange{idx[0], idx[1],
+                                     constIndex(b, loc, kh * k[1] + kw),
+                                     position});
+                      Value valid =
+                          arith::AndIOp::create(b, loc, rowValid, colValid);
+                      sum = arith::AddFOp::create(
+                          b, loc, sum,
+                          arith::SelectOp::create(b, loc, valid, value, zero));
+                    }
+                  }
+                  return sum;
+                }));
+    return success();
+  }
+};
+
 } // namespace
 
 void gacc::populateIndexOpsToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerConstant, LowerEmbedding, LowerOneHot, LowerCausalMask,
-               LowerDropout>(patterns.getContext());
+               LowerDropout, LowerIm2col, LowerCol2im>(patterns.getContext());
 }

@@ -11,13 +11,18 @@ Checks, per variant:
          loop (statistics per micro-batch).
   remat  remat="sqrt": losses and state bitwise equal to gacc without remat.
   bf16   precision="bf16": losses within 3% of PyTorch's f32 losses (the
-         mixed-precision tolerance of tests/e2e/mixed_precision.py).
+         mixed-precision tolerance of tests/e2e/mixed_precision.py), or as
+         close as PyTorch's bf16 autocast comes, if that is further.
 
-AdamW on attention: the key bias's true gradient is 0, so its f32 gradient
-is rounding noise that Adam's 1/(sqrt(v)+eps) amplifies (PyTorch f32
-against f64 differ by 1.7e-2 after 8 steps with eps 1e-8, and by 2e-4
-after 10 steps here with eps 1e-6). The GPT and BERT comparisons therefore
-run in f64 on both sides (module.double()); bf16 and resnet run in f32.
+The comparisons run in f64 on both sides (module.double()), because in f32
+PyTorch does not meet 1e-4 against itself: AdamW on attention amplifies the
+key bias's gradient, whose true value is 0 and whose f32 value is rounding
+noise, through 1/(sqrt(v)+eps) (PyTorch f32 against f64: 1.7e-2 after 8
+steps with eps 1e-8, 2e-4 after 10 steps here with eps 1e-6); resnet18 at
+batch 8 and 32x32 normalizes layer4's 1x1 maps over 8 values per channel,
+which amplifies rounding step after step (PyTorch f32 against f64: 0.9% in
+the losses of 10 steps at lr 1e-3, 17% at lr 1e-2). gacc against PyTorch
+in f64 agree to 1e-12. bf16 runs against PyTorch's f32 losses.
 
 usage: parity.py {gpt,bert,resnet} {plain,micro,remat,bf16}
 """
@@ -86,10 +91,12 @@ class Case:
         elif name == "resnet":
             self.make = models.resnet18
             self.optimizer = lambda m: torch.optim.SGD(
-                m.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+                m.parameters(), lr=1e-3, momentum=0.9, weight_decay=5e-4)
+            # 16 images: micro-batches of 8 still normalize layer4's 1x1
+            # maps over 8 values per channel (4 amplify rounding too much).
             self.batches = [{
-                "x": torch.randn(8, 3, 32, 32, generator=g),
-                "y": torch.randint(0, 10, (8,), generator=g)}
+                "x": torch.randn(16, 3, 32, 32, generator=g),
+                "y": torch.randint(0, 10, (16,), generator=g)}
                 for _ in range(STEPS)]
             self.keywords = dict(loss="cross_entropy")
             self.inputs = ["x"]
@@ -187,14 +194,16 @@ def main():
     has_batch_norm = any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
                          for m in module.modules())
 
-    attention = name in ("gpt", "bert") and variant != "bf16"
-    dtype = torch.float64 if attention else torch.float32
+    dtype = torch.float32 if variant == "bf16" else torch.float64
 
     def fresh():
         m = case.make()
         m.load_state_dict(initial)
         m.train()
         return m.to(dtype)
+
+    case.batches = [{k: v.to(dtype) if v.is_floating_point() else v
+                     for k, v in batch.items()} for batch in case.batches]
 
     if variant == "plain":
         reference = fresh()
@@ -234,10 +243,17 @@ def main():
         check(all(torch.equal(a[k], b[k]) for k in a),
               "remat=sqrt: state bitwise equal to no remat")
     elif variant == "bf16":
-        reference = fresh()
-        theirs = torch_run(case, reference)
+        theirs = torch_run(case, fresh())
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            autocast = torch_run(case, fresh())
+        # Within the mixed-precision tolerance, or as close as PyTorch's own
+        # bf16 autocast comes where the model amplifies rounding (resnet18's
+        # batch norm: 10% at some steps).
+        tolerance = max(CURVE_TOLERANCE,
+                        max(abs(a - b) / abs(b)
+                            for a, b in zip(autocast, theirs)))
         _, ours = gacc_run(case, fresh(), precision="bf16")
-        compare_losses(ours, theirs, CURVE_TOLERANCE, "bf16 against f32")
+        compare_losses(ours, theirs, tolerance, "bf16 against f32")
     else:
         raise SystemExit(f"unknown variant {variant}")
     if failures:
