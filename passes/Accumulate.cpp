@@ -76,9 +76,11 @@ static SmallVector<Value> inlineCall(OpBuilder &b, func::FuncOp grad,
   IRMapping mapping;
   mapping.map(grad.getArguments(), args);
   Value counter;
+  // Loads read the values the function began with (gacc.assign's rule).
+  const llvm::StringMap<Value> start = state;
   for (Operation &op : grad.getBody().front().without_terminator()) {
     if (auto load = dyn_cast<LoadOp>(op)) {
-      if (Value current = state.lookup(load.getName())) {
+      if (Value current = start.lookup(load.getName())) {
         mapping.map(load.getResult(), current);
         continue;
       }
