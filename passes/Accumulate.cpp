@@ -211,8 +211,8 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   size_t numResults = resultTypes.size();
   auto stateOf = [&](ValueRange accumulators) {
     llvm::StringMap<Value> state;
-    for (auto [name, value] : llvm::zip_equal(
-             assignedNames, accumulators.drop_front(numResults)))
+    for (auto [name, value] :
+         llvm::zip_equal(assignedNames, accumulators.drop_front(numResults)))
       state[name] = value;
     return state;
   };
@@ -233,8 +233,7 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
     llvm::StringMap<Value> state = stateOf(accumulators);
     SmallVector<Value> results = inlineCall(nb, fn, args, k, state);
     SmallVector<Value> next;
-    for (auto [i, acc] :
-         llvm::enumerate(accumulators.take_front(numResults))) {
+    for (auto [i, acc] : llvm::enumerate(accumulators.take_front(numResults))) {
       if (i == 0 || i >= numOutputs) {
         Value value = results[i];
         if (i >= numOutputs && shardPerMicroBatch)
@@ -290,8 +289,8 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   // statistics are of its own examples: rank 0's are every rank's, as
   // DistributedDataParallel broadcasts buffers from rank 0, so that the
   // replicas stay equal.
-  for (auto [name, value] :
-       llvm::zip_equal(assignedNames, ArrayRef(totals).drop_front(numResults))) {
+  for (auto [name, value] : llvm::zip_equal(
+           assignedNames, ArrayRef(totals).drop_front(numResults))) {
     Value last = value;
     if (ranks > 1)
       last = CollectiveBroadcastOp::create(b, loc, last, /*root=*/0, ranks);

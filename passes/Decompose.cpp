@@ -200,9 +200,9 @@ struct DecomposePass : public gacc::impl::DecomposeBase<DecomposePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<DecomposeSoftmax, DecomposeLogSoftmax, DecomposeLayerNorm,
-                 DecomposeBatchNorm,
-                 DecomposeGelu, DecomposeSigmoid, DecomposeReduceMean,
-                 DecomposeCrossEntropy, DecomposeMseLoss>(&getContext());
+                 DecomposeBatchNorm, DecomposeGelu, DecomposeSigmoid,
+                 DecomposeReduceMean, DecomposeCrossEntropy, DecomposeMseLoss>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

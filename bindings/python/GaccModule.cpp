@@ -111,8 +111,8 @@ struct PyTrainer {
       const Input *input = trainer->model().findInput(name);
       if (!input)
         throw py::key_error("no input '" + name + "'");
-      check(trainer->setInput(name, fromNumpy(input->slot,
-                                              py::cast<py::array>(value))));
+      check(trainer->setInput(
+          name, fromNumpy(input->slot, py::cast<py::array>(value))));
     }
   }
 
@@ -216,7 +216,8 @@ PYBIND11_MODULE(gacc, m) {
       .def_property_readonly("inputs", &PyTrainer::inputs,
                              "(name, dtype, shape) of every input")
       .def_property_readonly(
-          "step_count", [](const PyTrainer &t) { return t.trainer->stepCount(); })
+          "step_count",
+          [](const PyTrainer &t) { return t.trainer->stepCount(); })
       .def("save_checkpoint",
            [](const PyTrainer &t, const std::string &path) {
              check(t.trainer->saveCheckpoint(path));
