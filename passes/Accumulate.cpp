@@ -82,9 +82,11 @@ static SmallVector<Value> inlineCall(OpBuilder &b, func::FuncOp grad,
   IRMapping mapping;
   mapping.map(grad.getArguments(), args);
   Value counter;
+  // Loads read the values the function began with (gacc.assign's rule).
+  const llvm::StringMap<Value> start = state;
   for (Operation &op : grad.getBody().front().without_terminator()) {
     if (auto load = dyn_cast<LoadOp>(op)) {
-      if (Value current = state.lookup(load.getName())) {
+      if (Value current = start.lookup(load.getName())) {
         mapping.map(load.getResult(), current);
         continue;
       }
@@ -216,8 +218,8 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   size_t numResults = resultTypes.size();
   auto stateOf = [&](ValueRange accumulators) {
     llvm::StringMap<Value> state;
-    for (auto [name, value] : llvm::zip_equal(
-             assignedNames, accumulators.drop_front(numResults)))
+    for (auto [name, value] :
+         llvm::zip_equal(assignedNames, accumulators.drop_front(numResults)))
       state[name] = value;
     return state;
   };
@@ -238,8 +240,7 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
     llvm::StringMap<Value> state = stateOf(accumulators);
     SmallVector<Value> results = inlineCall(nb, fn, args, k, state);
     SmallVector<Value> next;
-    for (auto [i, acc] :
-         llvm::enumerate(accumulators.take_front(numResults))) {
+    for (auto [i, acc] : llvm::enumerate(accumulators.take_front(numResults))) {
       if (i == 0 || i >= numOutputs) {
         Value value = results[i];
         if (i >= numOutputs && shardPerMicroBatch)
@@ -295,8 +296,8 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   // statistics are of its own examples: rank 0's are every rank's, as
   // DistributedDataParallel broadcasts buffers from rank 0, so that the
   // replicas stay equal.
-  for (auto [name, value] :
-       llvm::zip_equal(assignedNames, ArrayRef(totals).drop_front(numResults))) {
+  for (auto [name, value] : llvm::zip_equal(
+           assignedNames, ArrayRef(totals).drop_front(numResults))) {
     Value last = value;
     if (ranks > 1)
       last = CollectiveBroadcastOp::create(b, loc, last, /*root=*/0, ranks);

@@ -92,11 +92,11 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator()) {
     forward.push_back(&op);
-    bool isActive =
-        isa<LoadOp>(op)
-            ? trainableNames.contains(cast<LoadOp>(op).getName())
-            : llvm::any_of(op.getOperands(),
-                           [&](Value v) { return active.contains(v); });
+    bool isActive = isa<LoadOp>(op)
+                        ? trainableNames.contains(cast<LoadOp>(op).getName())
+                        : llvm::any_of(op.getOperands(), [&](Value v) {
+                            return active.contains(v);
+                          });
     if (isActive)
       active.insert(op.getResults().begin(), op.getResults().end());
   }

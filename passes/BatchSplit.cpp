@@ -162,8 +162,8 @@ FailureOr<int64_t> Splitter::resultPosition(Operation *op) {
   return TypeSwitch<Operation *, FailureOr<int64_t>>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, SelectOp, CompareOp, NegOp, ExpOp,
             LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, ErfOp, GeluOp,
-            CheckpointOp, CastOp,
-            DropoutOp, BroadcastOp>([&](auto) { return aligned(); })
+            CheckpointOp, CastOp, DropoutOp, BroadcastOp>(
+          [&](auto) { return aligned(); })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) -> FailureOr<int64_t> {
         return axisCheck(*batchDim(softmax.getInput()),
                          {softmax.getAxisAttr().getInt()});
@@ -205,8 +205,8 @@ FailureOr<int64_t> Splitter::resultPosition(Operation *op) {
         if (!norm.getInference() && micro * perExample < 2)
           return op->emitOpError("needs more than 1 value per channel in "
                                  "training, but a micro-batch of ")
-                 << micro << " example" << (micro == 1 ? "" : "s")
-                 << " has " << micro * perExample;
+                 << micro << " example" << (micro == 1 ? "" : "s") << " has "
+                 << micro * perExample;
         return int64_t(0);
       })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(

@@ -363,8 +363,8 @@ static LogicalResult verifyLossScaleReads(TrainStepOp step,
 }
 
 /// The gradient function returns the model's results, then one gradient
-/// per trainable parameter: of the parameter's type, or this rank's shard of it when
-/// gacc-accumulate reduce-scattered every micro-batch's.
+/// per trainable parameter: of the parameter's type, or this rank's shard of it
+/// when gacc-accumulate reduce-scattered every micro-batch's.
 static LogicalResult verifyGradientTypes(TrainStepOp step,
                                          func::FuncOp gradient) {
   auto module = step->getParentOfType<ModuleOp>();

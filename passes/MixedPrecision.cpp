@@ -96,8 +96,8 @@ private:
     if (isa<MatmulOp, Conv2dOp>(op))
       return CastClass::Low;
     if (isa<ExpOp, LogOp, RsqrtOp, SoftmaxOp, LogSoftmaxOp, LayerNormOp,
-            BatchNormOp, ReduceSumOp, ReduceMeanOp, CrossEntropyOp,
-            MseLossOp>(op))
+            BatchNormOp, ReduceSumOp, ReduceMeanOp, CrossEntropyOp, MseLossOp>(
+            op))
       return CastClass::F32;
     return CastClass::Promote;
   }
@@ -190,8 +190,8 @@ static llvm::StringSet<> paramsReadAs(ModuleOp module, func::FuncOp model,
   llvm::StringMap<bool> readLow;
   model.walk([&](LoadOp load) {
     // A frozen parameter stays in its declared type, however it is read.
-    auto param = dyn_cast_or_null<ParamOp>(
-        module.lookupSymbol(load.getNameAttr()));
+    auto param =
+        dyn_cast_or_null<ParamOp>(module.lookupSymbol(load.getNameAttr()));
     if (!param || param.getFrozen())
       return;
     bool onlyCasts = !load->use_empty() &&

@@ -49,15 +49,14 @@ void gacc::warnIfBatchStatisticsDiffer(TrainStepOp step) {
   if (!norm)
     return;
   int64_t ranks = step.getEffectiveZero().getRanks();
-  InFlightDiagnostic warning = norm.emitWarning()
-                               << "batch norm takes its statistics over each "
-                                  "micro-batch of "
-                               << step.getEffectiveMicroBatchSize()
-                               << " examples";
+  InFlightDiagnostic warning =
+      norm.emitWarning() << "batch norm takes its statistics over each "
+                            "micro-batch of "
+                         << step.getEffectiveMicroBatchSize() << " examples";
   if (ranks > 1)
     warning << " on each of " << ranks << " ranks";
-  warning << ", not over the batch of " << step.getBatchSize()
-          << ": step '" << step.getSymName()
+  warning << ", not over the batch of " << step.getBatchSize() << ": step '"
+          << step.getSymName()
           << "' is not equal to one step over the whole batch";
 }
 

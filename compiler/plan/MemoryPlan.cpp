@@ -331,10 +331,15 @@ void mlir::gacc::printMemoryPlan(raw_ostream &os, TrainStepOp step,
        << llvm::left_justify(shapeString(type), 14)
        << llvm::left_justify(elementType, 6)
        << llvm::right_justify(std::to_string(type.getNumElements()), 12)
-       << llvm::right_justify(formatBytes(getStaticByteSize(type).value_or(0)), 12) << "\n";
+       << llvm::right_justify(formatBytes(getStaticByteSize(type).value_or(0)), 12)
+       << (param.getFrozen() ? "  frozen" : "") << "\n";
   }
-  os << plan.state.parameterCount << " parameters, "
-     << plan.state.parameterElements << " elements\n\n";
+  int64_t frozen = llvm::count_if(module.getOps<ParamOp>(),
+                                  [](ParamOp param) { return param.getFrozen(); });
+  os << plan.state.parameterCount << " parameters";
+  if (frozen)
+    os << " (" << frozen << " frozen: no gradient, no optimizer state)";
+  os << ", " << plan.state.parameterElements << " elements\n\n";
 
   if (plan.ranks == 1)
     os << "memory of one step (one rank, unsharded):\n";

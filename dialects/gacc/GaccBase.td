@@ -18,8 +18,10 @@ def Gacc_Dialect : Dialect {
   let description = [{
     The `gacc` dialect describes a model and its training step. A module holds
 
-    * `gacc.param` declarations: the trainable parameters, each with a shape,
-      an element type and an initializer;
+    * `gacc.param` declarations: the parameters, each with a shape, an
+      element type and an initializer; trainable, or `frozen` (state the
+      optimizer never touches, such as batch norm's running statistics,
+      which the model updates with `gacc.assign`);
     * `gacc.input` declarations: the named tensors of one global batch
       (features, integer labels or token ids, masks); dimension 0 is the batch;
     * a model function (`func.func`) that reads parameters and inputs with

@@ -265,8 +265,8 @@ std::vector<GradCase> cases() {
                          "  %b = gacc.load @b : tensor<3xf64>\n"
                          "  %rm = gacc.load @rm : tensor<3xf64>\n"
                          "  %rv = gacc.load @rv : tensor<3xf64>\n";
-  std::string normParams = param("w", "tensor<3xf64>", 2) +
-                           param("b", "tensor<3xf64>", 3) + stats;
+  std::string normParams =
+      param("w", "tensor<3xf64>", 2) + param("b", "tensor<3xf64>", 3) + stats;
   GradCase train{"batch_norm_train",
                  param("x", "tensor<2x3x2x2xf64>", 1) + normParams,
                  "  %x = gacc.load @x : tensor<2x3x2x2xf64>\n" + loadNorm +
