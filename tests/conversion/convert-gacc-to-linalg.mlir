@@ -121,3 +121,25 @@ func.func @dropout(%x: tensor<2x3xf32>, %step: tensor<i64>) -> tensor<2x3xf32> {
   %y = gacc.dropout %x counter %step rate = 0.25 seed = 3 : tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
+
+// -----
+
+// im2col gathers each column element from the image, the padding value
+// outside it; col2im sums, per pixel, the column elements that read it
+// (a gather over the unrolled window, no scatter).
+// CHECK-LABEL: func.func @im2col
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+// CHECK: tensor.extract %{{.*}} : tensor<1x2x4x4xf32>
+// CHECK: arith.select
+func.func @im2col(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x9xf32> {
+  %y = gacc.im2col %x kernel = [2, 2] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<1x2x4x4xf32> -> tensor<1x2x4x9xf32>
+  return %y : tensor<1x2x4x9xf32>
+}
+// CHECK-LABEL: func.func @col2im
+// CHECK: linalg.generic
+// CHECK-COUNT-4: tensor.extract %{{.*}} : tensor<1x2x4x9xf32>
+func.func @col2im(%c: tensor<1x2x4x9xf32>) -> tensor<1x2x4x4xf32> {
+  %y = gacc.col2im %c kernel = [2, 2] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<1x2x4x9xf32> -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}

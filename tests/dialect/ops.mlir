@@ -226,3 +226,18 @@ func.func @batch_norm(%x: tensor<2x3x4x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf
       : tensor<2x3xf32>, tensor<3xf32>
   return %y, %e : tensor<2x3x4x4xf32>, tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func.func @windows
+func.func @windows(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %c: tensor<2x4x9x16xf32>) {
+  // CHECK: gacc.conv2d %{{.*}}, %{{.*}} stride = [2, 2] padding = [1, 1] dilation = [1, 1] groups = 2 : tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32> -> tensor<2x6x4x4xf32>
+  %y = gacc.conv2d %x, %w stride = [2, 2] padding = [1, 1] dilation = [1, 1] groups = 2 : tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32> -> tensor<2x6x4x4xf32>
+  // CHECK: gacc.max_pool2d %{{.*}} kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<2x4x8x8xf32> -> tensor<2x4x4x4xf32>
+  %m = gacc.max_pool2d %x kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<2x4x8x8xf32> -> tensor<2x4x4x4xf32>
+  // CHECK: gacc.avg_pool2d %{{.*}} kernel = [2, 2] stride = [2, 2] padding = [0, 0] : tensor<2x4x8x8xf32> -> tensor<2x4x4x4xf32>
+  %a = gacc.avg_pool2d %x kernel = [2, 2] stride = [2, 2] padding = [0, 0] : tensor<2x4x8x8xf32> -> tensor<2x4x4x4xf32>
+  // CHECK: gacc.im2col %{{.*}} kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] {padding_value = 0xFFF0000000000000 : f64} : tensor<2x4x8x8xf32> -> tensor<2x4x9x16xf32>
+  %i = gacc.im2col %x kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] {padding_value = 0xFFF0000000000000 : f64} : tensor<2x4x8x8xf32> -> tensor<2x4x9x16xf32>
+  // CHECK: gacc.col2im %{{.*}} kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<2x4x9x16xf32> -> tensor<2x4x8x8xf32>
+  %o = gacc.col2im %c kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<2x4x9x16xf32> -> tensor<2x4x8x8xf32>
+  return
+}

@@ -51,3 +51,36 @@ func.func @gelu_tanh(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = gacc.gelu %x approximation = tanh : tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// A convolution is im2col and a matmul of the flattened weight (per group)
+// with the columns.
+// CHECK-LABEL: func.func @conv2d
+// CHECK: %[[COLS:.*]] = gacc.im2col %{{.*}} kernel = [3, 3] stride = [1, 1] padding = [1, 1] dilation = [1, 1] : tensor<2x4x8x8xf32> -> tensor<2x4x9x64xf32>
+// CHECK: %[[C:.*]] = gacc.reshape %[[COLS]] : tensor<2x4x9x64xf32> -> tensor<2x2x18x64xf32>
+// CHECK: %[[W:.*]] = gacc.reshape %{{.*}} : tensor<6x2x3x3xf32> -> tensor<2x3x18xf32>
+// CHECK: %[[Y:.*]] = gacc.matmul %[[W]], %[[C]] : tensor<2x3x18xf32>, tensor<2x2x18x64xf32> -> tensor<2x2x3x64xf32>
+// CHECK: gacc.reshape %[[Y]] : tensor<2x2x3x64xf32> -> tensor<2x6x8x8xf32>
+func.func @conv2d(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<2x6x8x8xf32> {
+  %y = gacc.conv2d %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 2 : tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32> -> tensor<2x6x8x8xf32>
+  return %y : tensor<2x6x8x8xf32>
+}
+
+// Max pooling: the maximum over the window axis of -inf-padded columns.
+// CHECK-LABEL: func.func @max_pool2d
+// CHECK: %[[COLS:.*]] = gacc.im2col %{{.*}} {padding_value = 0xFFF0000000000000 : f64} : tensor<2x4x8x8xf32> -> tensor<2x4x9x16xf32>
+// CHECK: %[[M:.*]] = gacc.reduce_max %[[COLS]] axes = [2] keepdims : tensor<2x4x9x16xf32> -> tensor<2x4x1x16xf32>
+// CHECK: gacc.reshape %[[M]] : tensor<2x4x1x16xf32> -> tensor<2x4x4x4xf32>
+func.func @max_pool2d(%x: tensor<2x4x8x8xf32>) -> tensor<2x4x4x4xf32> {
+  %y = gacc.max_pool2d %x kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<2x4x8x8xf32> -> tensor<2x4x4x4xf32>
+  return %y : tensor<2x4x4x4xf32>
+}
+
+// Average pooling: the sum over the window divided by its size.
+// CHECK-LABEL: func.func @avg_pool2d
+// CHECK: %[[COLS:.*]] = gacc.im2col %{{.*}} : tensor<2x4x8x8xf32> -> tensor<2x4x4x16xf32>
+// CHECK: gacc.reduce_sum %[[COLS]] axes = [2] keepdims
+// CHECK: gacc.div
+func.func @avg_pool2d(%x: tensor<2x4x8x8xf32>) -> tensor<2x4x4x4xf32> {
+  %y = gacc.avg_pool2d %x kernel = [2, 2] stride = [2, 2] padding = [0, 0] : tensor<2x4x8x8xf32> -> tensor<2x4x4x4xf32>
+  return %y : tensor<2x4x4x4xf32>
+}

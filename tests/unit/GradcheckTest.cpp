@@ -285,6 +285,52 @@ std::vector<GradCase> cases() {
                      "momentum = 1.0e-1 epsilon = 1.0e-5 inference : "
                      "tensor<4x3xf64>, tensor<3xf64>\n",
                  "tensor<4x3xf64>", 4});
+  // Convolution and pooling: strides, padding, dilation and groups.
+  auto window = [&](const char *name, std::string decls, std::string body,
+                    const char *result, int64_t batch) {
+    all.push_back({name, decls, body, result, batch});
+  };
+  window("conv2d_grouped_strided",
+         param("x", "tensor<2x4x5x5xf64>", 1) +
+             param("w", "tensor<6x2x3x3xf64>", 2),
+         "  %x = gacc.load @x : tensor<2x4x5x5xf64>\n"
+         "  %w = gacc.load @w : tensor<6x2x3x3xf64>\n"
+         "  %y = gacc.conv2d %x, %w stride = [2, 2] padding = [1, 1] "
+         "dilation = [1, 1] groups = 2 : tensor<2x4x5x5xf64>, "
+         "tensor<6x2x3x3xf64> -> tensor<2x6x3x3xf64>\n",
+         "tensor<2x6x3x3xf64>", 2);
+  window("conv2d_dilated",
+         param("x", "tensor<1x2x6x6xf64>", 1) +
+             param("w", "tensor<3x2x2x3xf64>", 2),
+         "  %x = gacc.load @x : tensor<1x2x6x6xf64>\n"
+         "  %w = gacc.load @w : tensor<3x2x2x3xf64>\n"
+         "  %y = gacc.conv2d %x, %w stride = [1, 2] padding = [1, 0] "
+         "dilation = [2, 1] groups = 1 : tensor<1x2x6x6xf64>, "
+         "tensor<3x2x2x3xf64> -> tensor<1x3x6x2xf64>\n",
+         "tensor<1x3x6x2xf64>", 1);
+  window("max_pool2d", param("x", "tensor<2x3x5x5xf64>", 1),
+         "  %x = gacc.load @x : tensor<2x3x5x5xf64>\n"
+         "  %y = gacc.max_pool2d %x kernel = [3, 3] stride = [2, 2] "
+         "padding = [1, 1] dilation = [1, 1] : tensor<2x3x5x5xf64> -> "
+         "tensor<2x3x3x3xf64>\n",
+         "tensor<2x3x3x3xf64>", 2);
+  window("avg_pool2d", param("x", "tensor<2x3x4x4xf64>", 1),
+         "  %x = gacc.load @x : tensor<2x3x4x4xf64>\n"
+         "  %y = gacc.avg_pool2d %x kernel = [2, 2] stride = [2, 2] "
+         "padding = [1, 1] : tensor<2x3x4x4xf64> -> tensor<2x3x3x3xf64>\n",
+         "tensor<2x3x3x3xf64>", 2);
+  window("im2col", param("x", "tensor<1x2x4x4xf64>", 1),
+         "  %x = gacc.load @x : tensor<1x2x4x4xf64>\n"
+         "  %y = gacc.im2col %x kernel = [2, 2] stride = [2, 2] "
+         "padding = [1, 1] dilation = [1, 1] : tensor<1x2x4x4xf64> -> "
+         "tensor<1x2x4x9xf64>\n",
+         "tensor<1x2x4x9xf64>", 1);
+  window("col2im", param("c", "tensor<1x2x4x9xf64>", 1),
+         "  %c = gacc.load @c : tensor<1x2x4x9xf64>\n"
+         "  %y = gacc.col2im %c kernel = [2, 2] stride = [2, 2] "
+         "padding = [1, 1] dilation = [1, 1] : tensor<1x2x4x9xf64> -> "
+         "tensor<1x2x4x4xf64>\n",
+         "tensor<1x2x4x4xf64>", 1);
   all.push_back({"mse_loss", a + param("t", m34, 9),
                  loadA + "  %t = gacc.load @t : tensor<3x4xf64>\n"
                          "  %y = gacc.mse_loss mean %a, %t : "
