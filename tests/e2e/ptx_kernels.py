@@ -3,7 +3,7 @@ passes ptxas for sm_80 and sm_90.
 
     ptx_kernels.py GACC EXAMPLES PTXAS WORKDIR
 
-For the MLP and GPT-mini, plain and with accumulation, remat, bf16, f16
+For the MLP, GPT-mini and the CNN (convolution, pooling, batch norm), plain and with accumulation, remat, bf16, f16
 (loss scaling) and ZeRO-3 on 2 ranks: `gacc compile --target cuda --emit
 ptx` (one module holding every kernel of the step) through `ptxas
 --gpu-name sm_80` and `sm_90`.
@@ -16,7 +16,7 @@ import sys
 gacc, examples, ptxas, work = sys.argv[1:5]
 os.makedirs(work, exist_ok=True)
 failures = 0
-for model in ("mlp.mlir", "gpt_mini.mlir"):
+for model in ("mlp.mlir", "gpt_mini.mlir", "cnn.mlir"):
     for flags in ([], ["--micro-batch=4"], ["--remat=sqrt"],
                   ["--precision=bf16"], ["--precision=f16"],
                   ["--ranks=2", "--zero-stage=3"]):

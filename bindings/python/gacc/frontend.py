@@ -143,17 +143,12 @@ def _trace(module, inputs, loss, targets, loss_output):
         output_count.append(len(flat) - 1)
         return tuple(flat)
 
-    # make_fx runs the forward on real tensors: copies, so that tracing
-    # leaves the module as it was (batch norm updates its statistics).
-    copies = {}
-
-    def copy(t):
-        if id(t) not in copies:
-            c = t.detach().clone()
-            copies[id(t)] = c.requires_grad_(t.requires_grad)
-        return copies[id(t)]
-    traced_params = {k: copy(v) for k, v in params.items()}
-    traced_buffers = {k: copy(v) for k, v in buffers.items()}
+    # make_fx runs the forward on real tensors: the buffers are copies, so
+    # that tracing leaves the module as it was (batch norm updates its
+    # statistics). The parameters are the module's own: the forward does not
+    # write them, and a tied weight must stay one tensor under both names.
+    traced_params = params
+    traced_buffers = {k: v.detach().clone() for k, v in buffers.items()}
     was = proxy_tensor.PythonKeyTracer.record_stack_traces
     proxy_tensor.PythonKeyTracer.record_stack_traces = True
     try:
