@@ -5,9 +5,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GACC_BUILD_DIR:-$root/build}
-# The suite also needs PyTorch (parity), scikit-learn (the digits data),
+# The suite also needs PyTorch and torchvision (parity), scikit-learn (the digits data),
 # matplotlib (the plotting script) and OpenBLAS (a fair PyTorch peer).
-GACC_EXTRA_PACKAGES="python3-torch python3-sklearn python3-matplotlib libopenblas0-pthread" \
+GACC_EXTRA_PACKAGES="python3-torch python3-torchvision python3-sklearn python3-matplotlib libopenblas0-pthread" \
   "$root/scripts/setup.sh"
 
 log=$(mktemp)
