@@ -112,6 +112,7 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
   switch (target.kind) {
   case StepTarget::Cpu:
     pm.addPass(createMatmulToCall());
+    pm.addPass(createOutlineLoopNests());
     break;
   case StepTarget::CudaEmulated:
     buildCudaKernelMappingPipeline(pm);

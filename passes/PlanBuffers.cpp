@@ -65,19 +65,13 @@ bool computeLifetime(Buffer &buffer, const ProgramOrder &order) {
   }));
 }
 
-/// Greedy by size: the largest buffers first, each at the lowest aligned
-/// offset that no buffer alive at the same time occupies. Returns the
+/// Places `buffers` in `order`, each at the lowest aligned offset that no
+/// buffer placed before it and alive at the same time occupies. Returns the
 /// arena size.
-int64_t placeBuffers(MutableArrayRef<Buffer> buffers) {
-  SmallVector<Buffer *> bySize;
-  for (Buffer &buffer : buffers)
-    bySize.push_back(&buffer);
-  llvm::stable_sort(bySize, [](const Buffer *a, const Buffer *b) {
-    return a->bytes > b->bytes;
-  });
+int64_t placeInOrder(ArrayRef<Buffer *> order) {
   int64_t arenaBytes = 0;
   SmallVector<const Buffer *> placed;
-  for (Buffer *buffer : bySize) {
+  for (Buffer *buffer : order) {
     SmallVector<const Buffer *> conflicts;
     for (const Buffer *other : placed)
       if (other->overlapsInTime(*buffer))
@@ -98,6 +92,41 @@ int64_t placeBuffers(MutableArrayRef<Buffer> buffers) {
     placed.push_back(buffer);
   }
   return static_cast<int64_t>(llvm::alignTo(arenaBytes, kAlignment));
+}
+
+/// Greedy placement (placeInOrder) in a few orders, the smallest arena
+/// kept: largest first, largest size-lifetime product first, longest-lived
+/// first. Which order wins depends on the program, and a change of op
+/// order elsewhere must not grow the plan. Returns the arena size.
+int64_t placeBuffers(MutableArrayRef<Buffer> buffers) {
+  auto bySize = [](const Buffer *a, const Buffer *b) {
+    return a->bytes > b->bytes;
+  };
+  auto byArea = [](const Buffer *a, const Buffer *b) {
+    return a->bytes * (a->end - a->start + 1) >
+           b->bytes * (b->end - b->start + 1);
+  };
+  auto byLifetime = [](const Buffer *a, const Buffer *b) {
+    return a->end - a->start > b->end - b->start;
+  };
+  SmallVector<Buffer *> order;
+  for (Buffer &buffer : buffers)
+    order.push_back(&buffer);
+  int64_t best = std::numeric_limits<int64_t>::max();
+  SmallVector<int64_t> bestOffsets;
+  for (auto compare : {+bySize, +byArea, +byLifetime}) {
+    llvm::stable_sort(order, compare);
+    int64_t bytes = placeInOrder(order);
+    if (bytes >= best)
+      continue;
+    best = bytes;
+    bestOffsets.clear();
+    for (const Buffer &buffer : buffers)
+      bestOffsets.push_back(buffer.offset);
+  }
+  for (auto [buffer, offset] : llvm::zip_equal(buffers, bestOffsets))
+    buffer.offset = offset;
+  return buffers.empty() ? 0 : best;
 }
 
 struct PlanBuffersPass : public gacc::impl::PlanBuffersBase<PlanBuffersPass> {
@@ -139,7 +168,6 @@ struct PlanBuffersPass : public gacc::impl::PlanBuffersBase<PlanBuffersPass> {
       buffers.push_back(buffer);
     });
     int64_t arenaBytes = placeBuffers(buffers);
-
     OpBuilder b(func.getContext());
     for (Buffer &buffer : buffers) {
       for (Operation *user : llvm::make_early_inc_range(buffer.alloc->getUsers()))

@@ -37,3 +37,29 @@ func.func @one_use() -> tensor<2xf32> {
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2xf32>) -> tensor<2xf32>
   return %z : tensor<2xf32>
 }
+
+// An empty tensor that CSE shared between two writers: each writer gets its
+// own, right before it, so that bufferization sees two unrelated buffers.
+// CHECK-LABEL: func.func @shared_empty
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT: %[[A:.*]] = linalg.generic {{.*}} outs(%[[E1]] : tensor<4xf32>)
+// CHECK: %[[E2:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT: %[[B:.*]] = linalg.generic {{.*}} outs(%[[E2]] : tensor<4xf32>)
+// CHECK-NEXT: return %[[A]], %[[B]]
+#id = affine_map<(d0) -> (d0)>
+func.func @shared_empty(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<4xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.mulf %in, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %a, %b : tensor<4xf32>, tensor<4xf32>
+}

@@ -78,7 +78,7 @@ def AccumulateInPlace : GaccPass<"gacc-accumulate-in-place"> {
 
 def SplitFills : GaccPass<"gacc-split-fills"> {
   let consumes = "a fill shared by several accumulating ops";
-  let produces = "one fill per accumulating op";
+  let produces = "one fill, and one empty tensor, per destination-passing op";
   let summary = "Give each op that accumulates into a fill its own fill";
   let description = [{
     CSE merges identical `linalg.fill`s of empty tensors, such as the zeros
@@ -86,7 +86,11 @@ def SplitFills : GaccPass<"gacc-split-fills"> {
     in place and gives every other one a copy of the filled buffer. Filling
     again is cheaper than filling once and copying: when a fill has several
     uses, this pass clones it (and its empty tensor) right before each
-    destination-passing user.
+    destination-passing user. An empty tensor with several users gets a
+    clone per user as well: one-shot bufferization compares every pair of
+    accesses to a buffer, so hundreds of ops writing into one merged empty
+    tensor (the updates of equally-shaped parameters) cost it quadratic
+    time, seconds at GPT-2 depth.
 
     ```mlir
     %z = linalg.fill ins(%zero : f32) outs(%e : tensor<32x256xf32>)

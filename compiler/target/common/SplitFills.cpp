@@ -39,6 +39,22 @@ struct SplitFillsPass : public gacc::impl::SplitFillsBase<SplitFillsPass> {
       if (fill->use_empty())
         fill->erase();
     }
+    // CSE merges empty tensors too. Every op writing into the one that is
+    // left would alias every other for bufferization's analysis, which
+    // compares each pair of writes and reads of a buffer: quadratic in the
+    // users (hundreds of optimizer updates of equally-shaped parameters).
+    SmallVector<tensor::EmptyOp> empties;
+    getOperation()->walk([&](tensor::EmptyOp empty) {
+      if (!empty->hasOneUse() && !empty->use_empty())
+        empties.push_back(empty);
+    });
+    // Each clone right before its user: the merged one sits where the first
+    // was, and would keep whichever user it is left with alive from there.
+    for (tensor::EmptyOp empty : empties) {
+      for (OpOperand &use : llvm::make_early_inc_range(empty->getUses()))
+        use.set(OpBuilder(use.getOwner()).clone(*empty)->getResult(0));
+      empty->erase();
+    }
   }
 };
 } // namespace

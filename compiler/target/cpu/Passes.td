@@ -49,4 +49,37 @@ def MatmulToCall : GaccPass<"gacc-cpu-matmul-to-call", "ModuleOp"> {
   ];
 }
 
+def OutlineLoopNests : GaccPass<"gacc-cpu-outline-loop-nests", "ModuleOp"> {
+  let consumes = "bufferized linalg ops in the step's entry functions";
+  let produces = "one private function per distinct loop nest, called";
+  let summary = "Give every loop nest its own function, one per distinct nest";
+  let description = [{
+    Moves every bufferized linalg op of the module's functions (each is one
+    fused loop nest after `gacc-fuse-elementwise`) into a function of its
+    own, called with the op's buffers. Structurally identical nests (the
+    layers of a transformer, a forward op and its recomputation under remat,
+    the same update of parameters of one shape) become one function called
+    with different buffers, so the code LLVM optimizes and generates grows
+    with the number of distinct nests instead of with the model's depth,
+    and the functions can be compiled in parallel. Constants the op's body
+    uses are copied into the function, so nests that differ only in a
+    constant stay distinct. The functions are `no_inline`: inlining them
+    back would undo both.
+
+    ```mlir
+    func.func @gacc_step(...) {
+      linalg.generic {...} ins(%a : memref<64x128xf32>) outs(%b : ...) {...}
+    // becomes
+    func.func private @gacc_nest_3(%arg0: memref<64x128xf32>, %arg1: ...)
+        attributes {no_inline} {
+      linalg.generic {...} ins(%arg0 : memref<64x128xf32>) outs(%arg1 : ...)
+      return
+    }
+    func.func @gacc_step(...) {
+      call @gacc_nest_3(%a, %b) : (memref<64x128xf32>, ...) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 #endif // GACC_TARGET_CPU_PASSES_TD
