@@ -45,7 +45,7 @@ func.func @one_use() -> tensor<2xf32> {
 // CHECK-NEXT: %[[A:.*]] = linalg.generic {{.*}} outs(%[[E1]] : tensor<4xf32>)
 // CHECK: %[[E2:.*]] = tensor.empty() : tensor<4xf32>
 // CHECK-NEXT: %[[B:.*]] = linalg.generic {{.*}} outs(%[[E2]] : tensor<4xf32>)
-// CHECK-NEXT: return %[[A]], %[[B]]
+// CHECK: return %[[A]], %[[B]]
 #id = affine_map<(d0) -> (d0)>
 func.func @shared_empty(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %e = tensor.empty() : tensor<4xf32>
