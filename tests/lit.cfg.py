@@ -15,6 +15,11 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit",
                    "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.gacc_obj_root, "tests")
+# Compiled steps are cached for one lit run, never in the user's home: a run
+# starts with an empty cache, which its tests then share.
+compile_cache = os.path.join(config.test_exec_root, "compile-cache")
+shutil.rmtree(compile_cache, ignore_errors=True)
+config.environment["GACC_CACHE_DIR"] = compile_cache
 
 config.substitutions.append(("%gacc_src_root", config.gacc_src_root))
 config.substitutions.append(("%gacc_obj_root", config.gacc_obj_root))

@@ -58,21 +58,26 @@ FailureOr<rt::Artifact> mlir::gacc::compileArtifact(
     constructorsToFunctions(*llvmModule, "gacc_cuda_load_kernels",
                             "gacc_cuda_unload_kernels");
   importThroughPointers(*llvmModule, imports, rt::kHostImportPrefix);
-  optimizeForHost(*llvmModule, host->get());
-  if (emit == EmitKind::Llvm) {
-    llvm::raw_string_ostream os(intermediate);
-    llvmModule->print(os, nullptr);
-    return artifact;
-  }
-  llvm::Expected<std::string> object = emitObject(*llvmModule, **host);
-  if (!object)
-    return module.emitError("cannot emit object code: ")
-           << llvm::toString(object.takeError());
-  if (emit == EmitKind::Object) {
+  if (emit == EmitKind::Llvm || emit == EmitKind::Object) {
+    optimizeForHost(*llvmModule, host->get());
+    if (emit == EmitKind::Llvm) {
+      llvm::raw_string_ostream os(intermediate);
+      llvmModule->print(os, nullptr);
+      return artifact;
+    }
+    llvm::Expected<std::string> object = emitObject(*llvmModule, **host);
+    if (!object)
+      return module.emitError("cannot emit object code: ")
+             << llvm::toString(object.takeError());
     intermediate = std::move(*object);
     return artifact;
   }
-  llvm::Expected<std::string> library = linkSharedObject(*object);
+  llvm::Expected<std::vector<std::string>> objects =
+      compileForHost(*llvmModule);
+  if (!objects)
+    return module.emitError("cannot emit object code: ")
+           << llvm::toString(objects.takeError());
+  llvm::Expected<std::string> library = linkSharedObject(*objects);
   if (!library)
     return module.emitError(llvm::toString(library.takeError()));
   artifact.sections["host"] = std::move(*library);

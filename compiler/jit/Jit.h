@@ -3,6 +3,7 @@
 #define GACC_COMPILER_JIT_JIT_H
 
 #include "compiler/Pipelines.h"
+#include "compiler/aot/CompileCache.h"
 #include "gacc/runtime/DeviceMemory.h"
 #include "gacc/runtime/Trainer.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -16,14 +17,18 @@ struct JitStep {
 };
 
 /// Compiles the training step of `module` that `options` name, configured
-/// with them, for their target with the MLIR ExecutionEngine (lowerStep).
+/// with them, for their target as an artifact would be (compileArtifact)
+/// and loads its code into this process (rt::loadHostCode).
 /// `module` is lowered in place. `configure` may set up the pass manager
 /// first (a tool applies -mlir-print-ir-after-all, -mlir-timing and the
-/// like there). For cuda, the kernels load when the JIT initializes: open
-/// the device first. Errors are reported as diagnostics.
+/// like there). With `cache`, the artifact comes from it when it holds the
+/// step (and `module` is not lowered), or is stored in it. For cuda, the
+/// kernels load when the JIT initializes: open the device first. Errors are
+/// reported as diagnostics.
 FailureOr<JitStep>
 jitCompileStep(ModuleOp module, const TrainingPipelineOptions &options = {},
-               function_ref<LogicalResult(PassManager &)> configure = {});
+               function_ref<LogicalResult(PassManager &)> configure = {},
+               const CompileCache *cache = nullptr);
 
 /// The JIT's host API, the in-process counterpart of rt::openTrainer (no
 /// MLIR or LLVM types but the options): compiles the MLIR text of a model
@@ -31,7 +36,8 @@ jitCompileStep(ModuleOp module, const TrainingPipelineOptions &options = {},
 /// "cpu", "cuda" or "cuda-emulated", batch, micro-batch, remat, precision,
 /// ZeRO, optimizer overrides: what the `gacc` flags of the same names set)
 /// and returns the same Trainer, with parameters initialized from
-/// `options.seed` (and its arenas on the target's device). Bad options,
+/// `options.seed` (and its arenas on the target's device), through the
+/// compile cache the environment names (CompileCache::fromEnvironment). Bad options,
 /// parse, verification and compilation errors come back as a Status
 /// holding the located diagnostics.
 ::gacc::rt::Status compileTrainer(const std::string &mlirText,

@@ -15,6 +15,7 @@
 #include "compiler/ConfigureStep.h"
 #include "compiler/InitAll.h"
 #include "compiler/aot/Aot.h"
+#include "compiler/aot/CompileCache.h"
 #include "gacc/runtime/File.h"
 #include "gacc/runtime/HostCode.h"
 #include "compiler/jit/Jit.h"
@@ -92,6 +93,18 @@ static cl::opt<mlir::gacc::EmitKind> emitKind(
                           "the CUDA kernels' PTX (--target cuda)")),
     cl::init(mlir::gacc::EmitKind::Artifact), cl::sub(compileCommand),
     cl::cat(compileCategory));
+static cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every pass (compiler debugging; the "
+             "result is verified once either way)"),
+    cl::init(false), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(compileCategory));
+static cl::opt<bool> noCache(
+    "no-cache",
+    cl::desc("Compile even if the compile cache ($GACC_CACHE_DIR, default "
+             "~/.cache/gacc) holds the step, and do not store it"),
+    cl::init(false), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(compileCategory));
 static cl::opt<std::string> target(
     "target",
     cl::desc("cpu (the default), cuda (PTX kernels on the first GPU) or "
@@ -286,6 +299,20 @@ struct LoadedModel {
 };
 } // namespace
 
+/// The compile cache, unless --no-cache, or a flag asks to watch the
+/// pipeline run (-mlir-timing, -mlir-print-ir-*, --verify-each), which a
+/// cached step would skip.
+static std::optional<mlir::gacc::CompileCache> compileCache() {
+  if (noCache || verifyEach)
+    return std::nullopt;
+  // (registerMlirOptions moved the -mlir-* options to these subcommands.)
+  for (cl::SubCommand *sub : {&compileCommand, &runCommand, &planCommand})
+    for (const auto &[name, option] : cl::getRegisteredOptions(*sub))
+      if (name.starts_with("mlir-") && option->getNumOccurrences())
+        return std::nullopt;
+  return mlir::gacc::CompileCache::fromEnvironment();
+}
+
 /// `gacc plan`: the memory plan, and with --measure one step's measurement.
 static int plan(LoadedModel &model) {
   if (failed(mlir::gacc::configureTrainStep(model.step, model.options)))
@@ -302,8 +329,9 @@ static int plan(LoadedModel &model) {
   if (planMeasure) {
     mlir::gacc::TrainingPipelineOptions configured; // the copy's, applied
     configured.step = stepName.getValue();
-    FailureOr<mlir::gacc::JitStep> jit =
-        mlir::gacc::jitCompileStep(*compiled, configured);
+    std::optional<mlir::gacc::CompileCache> cache = compileCache();
+    FailureOr<mlir::gacc::JitStep> jit = mlir::gacc::jitCompileStep(
+        *compiled, configured, {}, cache ? &*cache : nullptr);
     if (failed(jit))
       return 1;
     gacc::rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));
@@ -333,6 +361,7 @@ struct PipelineFlags {
   }
   mlir::LogicalResult configure(mlir::PassManager &pm) {
     pm.enableTiming(scope);
+    pm.enableVerifier(verifyEach);
     return mlir::applyPassManagerCLOptions(pm);
   }
 };
@@ -383,9 +412,16 @@ static int compile(LoadedModel &model) {
     return 1;
   }
   std::string intermediate;
-  FailureOr<gacc::rt::Artifact> artifact = mlir::gacc::compileArtifact(
-      *model.module, model.options, emitKind, intermediate,
-      [&](mlir::PassManager &pm) { return flags.configure(pm); });
+  auto compileIt = [&] {
+    return mlir::gacc::compileArtifact(
+        *model.module, model.options, emitKind, intermediate,
+        [&](mlir::PassManager &pm) { return flags.configure(pm); });
+  };
+  std::optional<mlir::gacc::CompileCache> cache = compileCache();
+  FailureOr<gacc::rt::Artifact> artifact =
+      cache && emitKind == mlir::gacc::EmitKind::Artifact
+          ? cache->getOrCompile(*model.module, model.options, compileIt)
+          : compileIt();
   if (failed(artifact))
     return 1;
   if (emitKind == mlir::gacc::EmitKind::Artifact) {
@@ -564,9 +600,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   PipelineFlags flags;
+  std::optional<mlir::gacc::CompileCache> cache = compileCache();
   FailureOr<mlir::gacc::JitStep> jit = mlir::gacc::jitCompileStep(
       *model.module, model.options,
-      [&](mlir::PassManager &pm) { return flags.configure(pm); });
+      [&](mlir::PassManager &pm) { return flags.configure(pm); },
+      cache ? &*cache : nullptr);
   if (failed(jit))
     return 1;
   gacc::rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));

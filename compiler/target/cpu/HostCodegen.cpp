@@ -3,6 +3,9 @@
 #include "compiler/target/cpu/HostCodegen.h"
 
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Analysis/CFG.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -13,6 +16,10 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+#include <atomic>
+#include <thread>
 
 using namespace llvm;
 
@@ -97,33 +104,148 @@ Expected<std::string> mlir::gacc::emitObject(Module &module,
   return std::string(object.str());
 }
 
-Expected<std::string> mlir::gacc::linkSharedObject(StringRef object) {
+namespace {
+bool hasLoop(const Function &function) {
+  SmallVector<std::pair<const BasicBlock *, const BasicBlock *>> backEdges;
+  FindFunctionBackedges(function, backEdges);
+  return !backEdges.empty();
+}
+
+/// Assigns each function definition of `module` a part: 0 for those without
+/// loops, the others balanced by instruction count over parts 1 to
+/// `threads`. Returns the number of parts.
+unsigned partition(Module &module, unsigned threads,
+                   DenseMap<const GlobalValue *, unsigned> &partOf) {
+  SmallVector<Function *> looped;
+  for (Function &function : module)
+    if (!function.isDeclaration() && hasLoop(function))
+      looped.push_back(&function);
+  // Part 0 is light next to the loops when the model is shallow: the loops
+  // get a part per thread.
+  unsigned parts = 1 + std::min<unsigned>(looped.size(), threads);
+  llvm::stable_sort(looped, [](Function *a, Function *b) {
+    return a->getInstructionCount() > b->getInstructionCount();
+  });
+  SmallVector<uint64_t> load(parts, 0);
+  for (Function *function : looped) {
+    unsigned lightest = 1;
+    for (unsigned part = 2; part < parts; ++part)
+      if (load[part] < load[lightest])
+        lightest = part;
+    partOf[function] = lightest;
+    load[lightest] += function->getInstructionCount();
+  }
+  return parts;
+}
+} // namespace
+
+Expected<std::vector<std::string>>
+mlir::gacc::compileForHost(Module &module, unsigned threads) {
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  // Each definition goes to one part and is declared in the others, so
+  // what was local to the module becomes hidden in the shared object.
+  for (GlobalValue &value : module.global_values()) {
+    if (value.isDeclaration())
+      continue;
+    if (!value.hasName())
+      value.setName("gacc.unnamed");
+    if (value.hasLocalLinkage()) {
+      value.setLinkage(GlobalValue::ExternalLinkage);
+      value.setVisibility(GlobalValue::HiddenVisibility);
+    }
+  }
+  DenseMap<const GlobalValue *, unsigned> partOf;
+  unsigned parts = partition(module, threads, partOf);
+  // LLVMContexts are not shared between threads: each part travels as
+  // bitcode into its own.
+  std::vector<SmallVector<char, 0>> bitcode(parts);
+  for (unsigned part = 0; part < parts; ++part) {
+    ValueToValueMapTy mapping;
+    std::unique_ptr<Module> piece =
+        CloneModule(module, mapping, [&](const GlobalValue *value) {
+          return partOf.lookup(value) == part;
+        });
+    raw_svector_ostream os(bitcode[part]);
+    WriteBitcodeToFile(*piece, os);
+  }
+
+  std::vector<std::string> objects(parts), errors(parts);
+  std::atomic<unsigned> next{0};
+  auto work = [&] {
+    for (unsigned part; (part = next++) < parts;) {
+      auto fail = [&](Error error) { errors[part] = toString(std::move(error)); };
+      LLVMContext context;
+      Expected<std::unique_ptr<Module>> piece = parseBitcodeFile(
+          MemoryBufferRef(StringRef(bitcode[part].data(), bitcode[part].size()),
+                          "gacc-part"),
+          context);
+      if (!piece) {
+        fail(piece.takeError());
+        continue;
+      }
+      Expected<std::unique_ptr<TargetMachine>> tm =
+          createHostTargetMachine(/*pic=*/true);
+      if (!tm) {
+        fail(tm.takeError());
+        continue;
+      }
+      optimizeForHost(**piece, tm->get());
+      if (part == 0)
+        (*tm)->setOptLevel(CodeGenOptLevel::None);
+      Expected<std::string> object = emitObject(**piece, **tm);
+      if (!object) {
+        fail(object.takeError());
+        continue;
+      }
+      objects[part] = std::move(*object);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned i = 1; i < std::min(threads, parts); ++i)
+    workers.emplace_back(work);
+  work();
+  for (std::thread &worker : workers)
+    worker.join();
+  for (const std::string &error : errors)
+    if (!error.empty())
+      return createStringError(error);
+  return objects;
+}
+
+Expected<std::string>
+mlir::gacc::linkSharedObject(ArrayRef<std::string> objects) {
   ErrorOr<std::string> cc = sys::findProgramByName("cc");
   if (!cc)
     return createStringError("no C compiler driver 'cc' to link the host "
                              "code (Debian: apt install gcc)");
-  SmallString<128> objectPath, libraryPath;
-  if (std::error_code ec =
-          sys::fs::createTemporaryFile("gacc-host", "o", objectPath))
-    return createStringError(ec, "cannot create a temporary file");
-  if (std::error_code ec =
-          sys::fs::createTemporaryFile("gacc-host", "so", libraryPath)) {
-    sys::fs::remove(objectPath);
-    return createStringError(ec, "cannot create a temporary file");
-  }
+  SmallVector<std::string> paths;
+  SmallString<128> libraryPath;
   scope_exit cleanup([&] {
-    sys::fs::remove(objectPath);
-    sys::fs::remove(libraryPath);
+    for (const std::string &path : paths)
+      sys::fs::remove(path);
+    if (!libraryPath.empty())
+      sys::fs::remove(libraryPath);
   });
-  {
+  for (const std::string &object : objects) {
+    SmallString<128> path;
+    if (std::error_code ec =
+            sys::fs::createTemporaryFile("gacc-host", "o", path))
+      return createStringError(ec, "cannot create a temporary file");
+    paths.push_back(path.str().str());
     std::error_code ec;
-    raw_fd_ostream out(objectPath, ec);
+    raw_fd_ostream out(path, ec);
     if (ec)
-      return createStringError(ec, "cannot write " + objectPath);
+      return createStringError(ec, "cannot write " + path);
     out << object;
   }
+  if (std::error_code ec =
+          sys::fs::createTemporaryFile("gacc-host", "so", libraryPath))
+    return createStringError(ec, "cannot create a temporary file");
   std::string message;
-  StringRef args[] = {*cc, "-shared", "-o", libraryPath, objectPath, "-lm"};
+  SmallVector<StringRef> args = {*cc, "-shared", "-o", libraryPath};
+  args.append(paths.begin(), paths.end());
+  args.push_back("-lm");
   if (sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &message) != 0)
     return createStringError("linking the host code with " + *cc +
                              " failed" +

@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -50,9 +51,22 @@ void importThroughPointers(llvm::Module &module,
 llvm::Expected<std::string> emitObject(llvm::Module &module,
                                        llvm::TargetMachine &tm);
 
-/// Links `object` into a shared object (with libm) with the system's C
+/// Optimizes `module` for this CPU (optimizeForHost) and compiles it into
+/// position-independent object files, one per part, the parts compiled in
+/// parallel on up to `threads` threads (0: one per core), each in its own
+/// LLVMContext. The functions without loops (the entry points: after
+/// gacc-cpu-outline-loop-nests, sequences of calls, where -O2 register
+/// allocation of thousands of calls took 5x longer for no faster code) and
+/// the module's data form one part compiled without codegen optimization;
+/// the functions with loops are spread over the other parts by size.
+/// `module` is left in an unspecified state.
+llvm::Expected<std::vector<std::string>>
+compileForHost(llvm::Module &module, unsigned threads = 0);
+
+/// Links `objects` into a shared object (with libm) with the system's C
 /// compiler driver, `cc`.
-llvm::Expected<std::string> linkSharedObject(llvm::StringRef object);
+llvm::Expected<std::string>
+linkSharedObject(llvm::ArrayRef<std::string> objects);
 
 } // namespace mlir::gacc
 

@@ -90,20 +90,25 @@ Status loadHostCode(const std::string &sharedObject, const std::string &origin,
     }
     written += static_cast<size_t>(n);
   }
+  // The file stays open while the code is loaded: dlopen returns an already
+  // loaded library of the same name, and a closed descriptor's number, so
+  // its /proc/self/fd path, would name the next step's code too.
   std::string path = "/proc/self/fd/" + std::to_string(fd);
   void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  ::close(fd);
-  if (!handle)
+  if (!handle) {
+    ::close(fd);
     return Status::error(origin + ": cannot load the host code: " +
                          ::dlerror());
+  }
   // A CUDA step's kernels load after the imports are bound, and unload
   // before the code goes.
   using Hook = void (*)();
   auto unload = reinterpret_cast<Hook>(::dlsym(handle, "gacc_cuda_unload_kernels"));
-  std::shared_ptr<void> owner(handle, [unload](void *h) {
+  std::shared_ptr<void> owner(handle, [unload, fd](void *h) {
     if (unload)
       unload();
     ::dlclose(h);
+    ::close(fd);
   });
   for (const HostImport &import : hostImports())
     if (void *slot = ::dlsym(handle, (std::string(kHostImportPrefix) +
