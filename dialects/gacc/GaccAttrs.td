@@ -161,7 +161,11 @@ def Gacc_InitAttr : Gacc_Attr<"Init", "init"> {
     layout): fan-in `in·∏k`, fan-out `out·∏k`; kaiming uses fan-in. With a
     gain of `sqrt(1/3)`, `kaiming_uniform` is PyTorch's default `Linear`
     weight initializer. `zeros` and `ones` take no scale. `seed` makes every
-    initializer reproducible.
+    initializer reproducible: the runtime mixes it with the run's seed into
+    the key of a Philox4x32-10 stream, in which element `i` of the parameter
+    is drawn from counter `i / 2` alone (two 53-bit uniforms per counter;
+    Box-Muller's two normals from them). A parameter has the same values
+    however many threads fill it.
 
     ```mlir
     #gacc.init<zeros>

@@ -36,3 +36,43 @@ func.func @two_kernels(%out: memref<4xf32>) {
   }
   return
 }
+
+// Two launches of the same kernel on different buffers (a transformer's
+// layers) share one kernel; a kernel that differs keeps its own.
+// RUN: gacc-opt %s --gpu-kernel-outlining --gacc-cuda-merge-kernel-modules | FileCheck %s --check-prefix=DEDUP
+// DEDUP: gpu.module @gacc_kernels
+// DEDUP-DAG: gpu.func @repeated_kernels_kernel(
+// DEDUP-DAG: gpu.func @repeated_kernels_kernel_2(
+// DEDUP-NOT: gpu.func @repeated_kernels_kernel_{{[01]}}(
+// DEDUP: func.func @repeated_kernels
+// DEDUP: gpu.launch_func @gacc_kernels::@repeated_kernels_kernel blocks {{.*}} args(%arg0 : memref<4xf32>
+// DEDUP: gpu.launch_func @gacc_kernels::@repeated_kernels_kernel blocks {{.*}} args(%arg1 : memref<4xf32>
+// DEDUP: gpu.launch_func @gacc_kernels::@repeated_kernels_kernel_2 blocks
+func.func @repeated_kernels(%a: memref<4xf32>, %b: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %v = memref.load %a[%tx] : memref<4xf32>
+    %s = arith.mulf %v, %two : f32
+    memref.store %s, %a[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %v = memref.load %b[%tx] : memref<4xf32>
+    %s = arith.mulf %v, %two : f32
+    memref.store %s, %b[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+    %v = memref.load %b[%tx] : memref<4xf32>
+    %s = arith.addf %v, %three : f32
+    memref.store %s, %b[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}

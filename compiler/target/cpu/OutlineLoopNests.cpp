@@ -1,5 +1,6 @@
 //===- OutlineLoopNests.cpp - one function per distinct loop nest -----------===//
 
+#include "compiler/target/common/FunctionKey.h"
 #include "compiler/target/cpu/Passes.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -19,18 +20,6 @@ using namespace mlir;
 using namespace mlir::gacc;
 
 namespace {
-/// A function's text without its name: equal for structurally identical
-/// functions (same ops, attributes and types, arguments used alike).
-std::string bodyKey(func::FuncOp function) {
-  StringAttr name = function.getSymNameAttr();
-  function.setSymName("nest");
-  std::string key;
-  llvm::raw_string_ostream os(key);
-  function->print(os, OpPrintingFlags().useLocalScope());
-  function.setSymNameAttr(name);
-  return key;
-}
-
 /// The attribute by which func-to-llvm passes a function's buffers, and
 /// those of calls to it, as bare pointers.
 constexpr StringLiteral kBarePointers = "llvm.bareptr";
@@ -102,7 +91,7 @@ struct OutlineLoopNests
     b.clone(*op, mapping);
     func::ReturnOp::create(b, loc);
 
-    std::string key = bodyKey(function);
+    std::string key = getStructuralKey(function);
     auto [it, inserted] = outlined.try_emplace(key, function);
     if (inserted)
       symbols.insert(function);

@@ -1,5 +1,6 @@
 //===- MergeKernelModules.cpp - one gpu.module per step ---------------------===//
 
+#include "compiler/target/common/FunctionKey.h"
 #include "compiler/target/cuda/Passes.h"
 
 namespace mlir::gacc {
@@ -24,14 +25,23 @@ struct MergeKernelModulesPass
     // (module, function) -> the function's name in the merged module.
     llvm::DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
     SymbolTable mergedSymbols(merged);
+    // Structurally identical kernels (a transformer's layers, a forward
+    // and its recomputation) are one kernel, loaded and compiled once.
+    llvm::StringMap<StringAttr> byKey;
     for (gpu::GPUModuleOp kernelModule : kernelModules) {
       SmallVector<gpu::GPUFuncOp> funcs(kernelModule.getOps<gpu::GPUFuncOp>());
       for (gpu::GPUFuncOp func : funcs) {
         std::string name = kernelModule.getName().str();
         if (funcs.size() > 1)
           name += "_" + func.getName().str();
+        auto [known, inserted] = byKey.try_emplace(
+            gacc::getStructuralKey(func), StringAttr::get(context, name));
         renamed[{kernelModule.getNameAttr(), func.getNameAttr()}] =
-            StringAttr::get(context, name);
+            known->second;
+        if (!inserted) {
+          func.erase();
+          continue;
+        }
         func->moveBefore(merged.getBody(), merged.getBody()->end());
         func.setName(name);
       }

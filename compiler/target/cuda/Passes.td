@@ -237,15 +237,17 @@ def CollapseParallelLoops : GaccPass<"gacc-cuda-collapse-parallel-loops"> {
 
 def MergeKernelModules : GaccPass<"gacc-cuda-merge-kernel-modules", "ModuleOp"> {
   let consumes = "one `gpu.module` per kernel";
-  let produces = "one `gpu.module` with every kernel";
+  let produces = "one `gpu.module` with every distinct kernel";
   let summary = "Put every outlined gpu kernel into one gpu.module";
   let description = [{
     `gpu-kernel-outlining` gives each kernel its own `gpu.module`. This pass
     moves every kernel into one module, `gacc_kernels`, each renamed after
     the module it came from, and updates the launches: a step becomes one
-    PTX module (one load, one ptxas run) instead of one per kernel. The
-    other symbols outlining copied into the modules (the host's constant
-    globals that kernels read) are kept once.
+    PTX module (one load, one ptxas run) instead of one per kernel.
+    Structurally identical kernels (the layers of a transformer, a forward
+    kernel and its recomputation under remat) are kept once, and their
+    launches all name it. The other symbols outlining copied into the
+    modules (the host's constant globals that kernels read) are kept once.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

@@ -16,19 +16,31 @@
 #include <cstdlib>
 #include <cstring>
 #include <malloc.h>
+#include <sys/mman.h>
 
 namespace gacc::rt {
 
-/// A 64-byte aligned buffer (null if it does not fit; the trainer zeroes it)
-/// and its MLIR memref<?xi8> descriptor.
+/// A zeroed, page-aligned buffer (null if it does not fit) and its MLIR
+/// memref<?xi8> descriptor. Its pages come from the system zeroed, when
+/// first touched: nothing is written before the step needs it.
 struct Trainer::Arena {
-  explicit Arena(int64_t bytes) {
-    size_t rounded = static_cast<size_t>((std::max<int64_t>(bytes, 1) + 63) / 64 * 64);
-    data = static_cast<std::byte *>(std::aligned_alloc(64, rounded));
+  explicit Arena(int64_t bytes)
+      : mapped(static_cast<size_t>(std::max<int64_t>(bytes, 1))) {
+    void *pages = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    data = pages == MAP_FAILED ? nullptr : static_cast<std::byte *>(pages);
+    // Huge pages where the system allows them: a GPT-2-sized step touches
+    // gigabytes, a million 4 KiB page faults.
+    if (data)
+      ::madvise(data, mapped, MADV_HUGEPAGE);
     descriptor = {data, data, 0, bytes, 1};
   }
-  ~Arena() { std::free(data); }
+  ~Arena() {
+    if (data)
+      ::munmap(data, mapped);
+  }
 
+  size_t mapped;
   std::byte *data;
   ArenaDescriptor descriptor;
   /// The arena's copy in device memory, when the trainer has a device.
@@ -49,11 +61,7 @@ Trainer::Trainer(ModelInfo model, CompiledStep compiled)
   // each time, which costs a page fault per page per step.
   ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
   ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  // Zeroed only once all fit (zeroing touches every page).
-  if (state_->data && batch_->data && io_->data && workspace_->data) {
-    for (Arena *arena : {state_.get(), batch_.get(), io_.get(), workspace_.get()})
-      std::memset(arena->data, 0, arena->descriptor.size);
-  } else {
+  if (!state_->data || !batch_->data || !io_->data || !workspace_->data) {
     hostArenas_ = Status::error(
         "the step's arenas do not fit in memory: the plan needs " +
         std::to_string(arenaBytes()) + " bytes (state " +
@@ -207,10 +215,18 @@ void Trainer::writeParameter(const Parameter &param, const Tensor &whole) {
 Status Trainer::initialize(uint64_t seed) {
   if (!hostArenas_)
     return hostArenas_;
-  std::memset(writableHostState(), 0, model_.stateBytes);
+  // Fresh arenas are zero: clearing them again would touch every page.
+  if (initialized_)
+    std::memset(writableHostState(), 0, model_.stateBytes);
+  initialized_ = true;
   for (const Parameter &param : model_.params) {
-    // A shard is cut from the whole initialized tensor, the same on every
-    // rank; a 16-bit weight is its f32 master's rounding.
+    // Filled in its slot when it is whole and has no master; otherwise a
+    // shard is cut from the whole initialized tensor, the same on every
+    // rank, and a 16-bit weight is its f32 master's rounding.
+    if (!param.master && !param.slot.sharded()) {
+      initializeParameter(param, seed, writableHostState() + param.slot.offset);
+      continue;
+    }
     Parameter whole = param;
     whole.slot = wholeSlot(param.master ? *param.master : param.slot);
     Tensor values(whole.slot.dtype, whole.slot.shape);

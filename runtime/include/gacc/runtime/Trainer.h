@@ -90,6 +90,8 @@ public:
   /// An error, naming the planned bytes, if the arenas did not fit in
   /// memory when the trainer was made.
   Status initialize(uint64_t seed);
+  /// Whether initialize has run (openTrainer runs it).
+  bool initialized() const { return initialized_; }
   /// Overrides the base learning rate of the optimizer.
   void setLearningRate(double lr) { model_.optimizer.lr = lr; }
 
@@ -182,6 +184,8 @@ private:
   std::unique_ptr<Arena> state_, batch_, io_, workspace_;
   /// Whether the host arenas were allocated (initialize() reports it).
   Status hostArenas_;
+  /// Whether initialize ran: the state is no longer the zeros it started as.
+  bool initialized_ = false;
   /// Where the step runs when not on the host's arenas (DeviceMemory.h).
   std::unique_ptr<DeviceMemory> device_;
   void *deviceArena_ = nullptr;
