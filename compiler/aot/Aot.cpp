@@ -20,7 +20,11 @@ namespace rt = ::gacc::rt;
 FailureOr<rt::Artifact> mlir::gacc::compileArtifact(
     ModuleOp module, const TrainingPipelineOptions &options, EmitKind emit,
     std::string &intermediate,
-    function_ref<LogicalResult(PassManager &)> configure) {
+    function_ref<LogicalResult(PassManager &)> configure,
+    TimingScope *timing) {
+  auto timed = [&](StringRef stage) {
+    return timing ? timing->nest(stage) : TimingScope();
+  };
   FailureOr<rt::ModelInfo> model = lowerStep(module, options, configure);
   if (failed(model))
     return failure();
@@ -43,8 +47,10 @@ FailureOr<rt::Artifact> mlir::gacc::compileArtifact(
     return module.emitError("compilation for the host failed: ")
            << llvm::toString(host.takeError());
   llvm::LLVMContext context;
+  TimingScope translating = timed("translate to LLVM IR");
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "gacc_step");
+  translating.stop();
   if (!llvmModule)
     return module.emitError("cannot translate the step to LLVM IR");
   llvmModule->setDataLayout((*host)->createDataLayout());
@@ -72,11 +78,14 @@ FailureOr<rt::Artifact> mlir::gacc::compileArtifact(
     intermediate = std::move(*object);
     return artifact;
   }
+  TimingScope generating = timed("LLVM: optimize and generate code");
   llvm::Expected<std::vector<std::string>> objects =
       compileForHost(*llvmModule);
+  generating.stop();
   if (!objects)
     return module.emitError("cannot emit object code: ")
            << llvm::toString(objects.takeError());
+  TimingScope linking = timed("link");
   llvm::Expected<std::string> library = linkSharedObject(*objects);
   if (!library)
     return module.emitError(llvm::toString(library.takeError()));

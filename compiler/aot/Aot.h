@@ -6,6 +6,7 @@
 #include "gacc/runtime/Artifact.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 
 namespace mlir::gacc {
 
@@ -22,10 +23,14 @@ enum class EmitKind { Artifact, Mlir, Llvm, Object, Ptx };
 /// runtime runs it on the emulated device) or "cuda" (host code that loads
 /// its embedded PTX in gacc_cuda_load_kernels, which the runtime calls once
 /// the device is open). Errors are reported as diagnostics.
+/// With `timing`, the stages after the pass pipeline (translation to LLVM
+/// IR, LLVM's optimization and code generation, linking) are timed in
+/// scopes nested in it, next to the passes `configure` may time.
 FailureOr<::gacc::rt::Artifact>
 compileArtifact(ModuleOp module, const TrainingPipelineOptions &options,
                 EmitKind emit, std::string &intermediate,
-                function_ref<LogicalResult(PassManager &)> configure = {});
+                function_ref<LogicalResult(PassManager &)> configure = {},
+                TimingScope *timing = nullptr);
 
 /// The CUDA kernels of the training step of `module` that `options` name,
 /// configured with them, as PTX for the chip of `options.target` ("cuda";

@@ -17,19 +17,23 @@ using namespace mlir::gacc;
 FailureOr<JitStep> mlir::gacc::jitCompileStep(
     ModuleOp module, const TrainingPipelineOptions &options,
     function_ref<LogicalResult(PassManager &)> configure,
-    const CompileCache *cache) {
+    const CompileCache *cache, TimingScope *timing) {
   // The artifact's code, loaded in this process: one way to make machine
   // code (parallel, cacheable) whether it runs now or later.
+  TimingScope lookup = timing && cache ? timing->nest("compile cache")
+                                       : TimingScope();
   auto compile = [&] {
     std::string unused;
     return compileArtifact(module, options, EmitKind::Artifact, unused,
-                           configure);
+                           configure, timing && cache ? &lookup : timing);
   };
   FailureOr<::gacc::rt::Artifact> artifact =
       cache ? cache->getOrCompile(module, options, compile) : compile();
+  lookup.stop();
   if (failed(artifact))
     return failure();
   JitStep result;
+  TimingScope loading = timing ? timing->nest("load the code") : TimingScope();
   if (::gacc::rt::Status status = ::gacc::rt::loadHostCode(
           artifact->sections["host"], "the compiled step", result.compiled);
       !status)

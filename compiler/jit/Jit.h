@@ -22,13 +22,16 @@ struct JitStep {
 /// `module` is lowered in place. `configure` may set up the pass manager
 /// first (a tool applies -mlir-print-ir-after-all, -mlir-timing and the
 /// like there). With `cache`, the artifact comes from it when it holds the
-/// step (and `module` is not lowered), or is stored in it. For cuda, the
+/// step (and `module` is not lowered), or is stored in it. With `timing`,
+/// the cache's lookup, compileArtifact's stages and the load are timed in
+/// it. For cuda, the
 /// kernels load when the JIT initializes: open the device first. Errors are
 /// reported as diagnostics.
 FailureOr<JitStep>
 jitCompileStep(ModuleOp module, const TrainingPipelineOptions &options = {},
                function_ref<LogicalResult(PassManager &)> configure = {},
-               const CompileCache *cache = nullptr);
+               const CompileCache *cache = nullptr,
+               TimingScope *timing = nullptr);
 
 /// The JIT's host API, the in-process counterpart of rt::openTrainer (no
 /// MLIR or LLVM types but the options): compiles the MLIR text of a model

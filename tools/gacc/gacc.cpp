@@ -99,6 +99,13 @@ static cl::opt<bool> verifyEach(
              "result is verified once either way)"),
     cl::init(false), cl::sub(compileCommand), cl::sub(runCommand),
     cl::sub(planCommand), cl::cat(compileCategory));
+static cl::opt<bool> timeReport(
+    "time-report",
+    cl::desc("Print where the time went: the passes, translation to LLVM "
+             "IR, LLVM's code generation, linking, the compile cache and "
+             "loading the code (-mlir-timing's report, with the cache)"),
+    cl::init(false), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::cat(compileCategory));
 static cl::opt<bool> noCache(
     "no-cache",
     cl::desc("Compile even if the compile cache ($GACC_CACHE_DIR, default "
@@ -357,6 +364,8 @@ struct PipelineFlags {
   mlir::TimingScope scope;
   PipelineFlags() {
     mlir::applyDefaultTimingManagerCLOptions(timing);
+    if (timeReport)
+      timing.setEnabled(true);
     scope = timing.getRootScope();
   }
   mlir::LogicalResult configure(mlir::PassManager &pm) {
@@ -415,7 +424,8 @@ static int compile(LoadedModel &model) {
   auto compileIt = [&] {
     return mlir::gacc::compileArtifact(
         *model.module, model.options, emitKind, intermediate,
-        [&](mlir::PassManager &pm) { return flags.configure(pm); });
+        [&](mlir::PassManager &pm) { return flags.configure(pm); },
+        &flags.scope);
   };
   std::optional<mlir::gacc::CompileCache> cache = compileCache();
   FailureOr<gacc::rt::Artifact> artifact =
@@ -604,7 +614,7 @@ int main(int argc, char **argv) {
   FailureOr<mlir::gacc::JitStep> jit = mlir::gacc::jitCompileStep(
       *model.module, model.options,
       [&](mlir::PassManager &pm) { return flags.configure(pm); },
-      cache ? &*cache : nullptr);
+      cache ? &*cache : nullptr, &flags.scope);
   if (failed(jit))
     return 1;
   gacc::rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));
