@@ -33,7 +33,8 @@ mlir::gacc::createHostTargetMachine(bool pic) {
   return builder->createTargetMachine();
 }
 
-void mlir::gacc::optimizeForHost(Module &module, TargetMachine *tm) {
+void mlir::gacc::optimizeForHost(Module &module, TargetMachine *tm,
+                                  OptimizationLevel level) {
   LoopAnalysisManager loops;
   FunctionAnalysisManager functions;
   CGSCCAnalysisManager cgscc;
@@ -46,8 +47,7 @@ void mlir::gacc::optimizeForHost(Module &module, TargetMachine *tm) {
   builder.registerFunctionAnalyses(functions);
   builder.registerLoopAnalyses(loops);
   builder.crossRegisterProxies(loops, functions, cgscc, modules);
-  builder.buildPerModuleDefaultPipeline(OptimizationLevel::O2)
-      .run(module, modules);
+  builder.buildPerModuleDefaultPipeline(level).run(module, modules);
 }
 
 void mlir::gacc::constructorsToFunctions(Module &module, StringRef load,
@@ -190,7 +190,8 @@ mlir::gacc::compileForHost(Module &module, unsigned threads) {
         fail(tm.takeError());
         continue;
       }
-      optimizeForHost(**piece, tm->get());
+      optimizeForHost(**piece, tm->get(),
+                      part == 0 ? OptimizationLevel::O1 : OptimizationLevel::O2);
       if (part == 0)
         (*tm)->setOptLevel(CodeGenOptLevel::None);
       Expected<std::string> object = emitObject(**piece, **tm);

@@ -11,6 +11,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Passes/OptimizationLevel.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -29,11 +30,12 @@ namespace mlir::gacc {
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createHostTargetMachine(bool pic);
 
-/// LLVM's -O2 pipeline for `tm`, without loop unrolling: unrolling the many
+/// LLVM's pipeline at `level` for `tm`, without loop unrolling: unrolling the many
 /// loops of a step (an accumulation loop holds a whole micro-batch) made
 /// ScalarEvolution quadratic, 40-60 s to compile GPT-mini with accumulation
 /// instead of 2, and the loops run no faster unrolled.
-void optimizeForHost(llvm::Module &module, llvm::TargetMachine *tm);
+void optimizeForHost(llvm::Module &module, llvm::TargetMachine *tm,
+                     llvm::OptimizationLevel level = llvm::OptimizationLevel::O2);
 
 /// Replaces the module's static constructors and destructors by two
 /// functions, `load` (the constructors in order) and `unload` (the
@@ -57,8 +59,9 @@ llvm::Expected<std::string> emitObject(llvm::Module &module,
 /// LLVMContext. The functions without loops (the entry points: after
 /// gacc-cpu-outline-loop-nests, sequences of calls, where -O2 register
 /// allocation of thousands of calls took 5x longer for no faster code) and
-/// the module's data form one part compiled without codegen optimization;
-/// the functions with loops are spread over the other parts by size.
+/// the module's data form one part, optimized at -O1 and compiled without
+/// codegen optimization; the functions with loops are spread over the other
+/// parts by size, at -O2.
 /// `module` is left in an unspecified state.
 llvm::Expected<std::vector<std::string>>
 compileForHost(llvm::Module &module, unsigned threads = 0);
