@@ -2,12 +2,14 @@
 //
 // Philox4x32-10 against Random123's known answers; fills whose elements do
 // not depend on the threads, the shard or the element type; the
-// distributions' moments.
+// distributions' moments; and a trainer that initializes without clearing
+// fresh memory but clears what a step wrote.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gacc/runtime/Init.h"
 #include "gacc/runtime/Tensor.h"
+#include "gacc/runtime/Trainer.h"
 
 #include <gtest/gtest.h>
 
@@ -167,5 +169,129 @@ TEST(Initializers, UniformHasItsMoments) {
   EXPECT_NEAR(std, bound / std::sqrt(3.0), bound * 0.005);
   for (float v : values)
     ASSERT_LE(std::fabs(v), float(bound));
+}
+
+/// A state arena of a normal parameter, a zeros one, and optimizer state
+/// after them.
+ModelInfo smallModel() {
+  ModelInfo model;
+  Parameter w = parameter(InitKind::Normal, {8, 4}, 0.5);
+  w.slot.name = "w";
+  Parameter b = parameter(InitKind::Zeros, {8});
+  b.slot.name = "b";
+  b.slot.offset = 128;
+  model.params = {w, b};
+  model.stateBytes = 256;
+  model.ioBytes = 16;
+  return model;
+}
+
+/// The state as the last eval found it; the eval then writes 0xff over all
+/// of it, as a step writes its state.
+std::vector<std::byte> seenState;
+void scribble(ArenaDescriptor *state, ArenaDescriptor *, ArenaDescriptor *,
+              ArenaDescriptor *) {
+  auto *bytes = static_cast<std::byte *>(state->aligned);
+  seenState.assign(bytes, bytes + state->size);
+  std::memset(bytes, 0xff, state->size);
+}
+
+TEST(Trainer, InitializingAgainClearsWhatAStepWrote) {
+  CompiledStep compiled;
+  compiled.eval = scribble;
+  Trainer trainer(smallModel(), compiled);
+  ASSERT_TRUE(trainer.initialize(3).ok());
+  ASSERT_TRUE(trainer.initialize(3).ok()); // nothing to do
+  double loss;
+  std::vector<Tensor> outputs;
+  ASSERT_TRUE(trainer.evaluate(loss, outputs).ok());
+  std::vector<std::byte> initialized = seenState;
+  // The parameter, then zeros: the bias and the optimizer state.
+  std::vector<float> w = fill(trainer.model().params[0], 1, /*runSeed=*/3);
+  ASSERT_EQ(initialized.size(), 256u);
+  EXPECT_EQ(std::memcmp(initialized.data(), w.data(), 128), 0);
+  EXPECT_EQ(
+      std::vector<std::byte>(initialized.begin() + 128, initialized.end()),
+      std::vector<std::byte>(128, std::byte{0}));
+  // The same seed again after the step wrote the state: initialized again.
+  ASSERT_TRUE(trainer.initialize(3).ok());
+  ASSERT_TRUE(trainer.evaluate(loss, outputs).ok());
+  EXPECT_EQ(seenState, initialized);
+}
+
+/// A rank of 2, for the shards it keeps (no collectives).
+class OneOfTwo : public Communicator {
+public:
+  explicit OneOfTwo(int rank) : rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return 2; }
+  Status allReduce(void *, int64_t, DType, Reduction) override {
+    return Status::error("unused");
+  }
+  Status reduceScatter(const void *, void *, int64_t, DType,
+                       Reduction) override {
+    return Status::error("unused");
+  }
+  Status allGather(const void *, void *, int64_t, DType) override {
+    return Status::error("unused");
+  }
+  Status broadcast(void *, int64_t, DType, int) override {
+    return Status::error("unused");
+  }
+  [[noreturn]] void abort(const std::string &) override { std::abort(); }
+
+private:
+  int rank_;
+};
+
+TEST(Trainer, ARankInitializesItsShardsAndTheirPadding) {
+  // ZeRO's shards of 6 elements of a 10-element bf16 weight and its f32
+  // master: rank 0 keeps elements 0-5, rank 1 elements 6-9 and 2 of
+  // padding.
+  ModelInfo model;
+  model.ranks = 2;
+  Parameter w = parameter(InitKind::Normal, {6}, 0.5, DType::BF16);
+  w.slot.name = "w";
+  w.slot.unshardedShape = {10};
+  w.slot.offset = 64;
+  w.master = w.slot;
+  w.master->dtype = DType::F32;
+  w.master->offset = 0;
+  model.params = {w};
+  model.stateBytes = 128;
+  model.ioBytes = 16;
+  CompiledStep compiled;
+  compiled.eval = scribble;
+  Parameter whole = w;
+  whole.slot.shape = {10};
+  whole.slot.dtype = DType::F32;
+  std::vector<float> values = fill(whole, 1, /*runSeed=*/3);
+  auto expectShard = [&](Trainer &trainer, int64_t begin, int64_t end) {
+    double loss;
+    std::vector<Tensor> outputs;
+    ASSERT_TRUE(trainer.evaluate(loss, outputs).ok());
+    std::vector<float> master(6);
+    std::vector<uint16_t> weight(6);
+    std::memcpy(master.data(), seenState.data(), 24);
+    std::memcpy(weight.data(), seenState.data() + 64, 12);
+    for (int64_t i = 0; i < 6; ++i) {
+      float value = begin + i < end ? values[begin + i] : 0.0f;
+      EXPECT_EQ(master[i], value) << "element " << begin + i;
+      EXPECT_EQ(weight[i], toBF16(value)) << "element " << begin + i;
+    }
+  };
+  Trainer first(model, compiled);
+  OneOfTwo zero(0), one(1);
+  ASSERT_TRUE(first.setCommunicator(zero).ok());
+  ASSERT_TRUE(first.initialize(3).ok());
+  expectShard(first, 0, 6);
+  // openTrainer initializes before the rank is known, as rank 0; then the
+  // rank's own shards replace those, and rank 0's values in the padding
+  // are cleared.
+  Trainer trainer(model, compiled);
+  ASSERT_TRUE(trainer.initialize(3).ok());
+  ASSERT_TRUE(trainer.setCommunicator(one).ok());
+  ASSERT_TRUE(trainer.initialize(3).ok());
+  expectShard(trainer, 6, 10);
 }
 } // namespace
