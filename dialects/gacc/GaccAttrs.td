@@ -163,9 +163,9 @@ def Gacc_InitAttr : Gacc_Attr<"Init", "init"> {
     weight initializer. `zeros` and `ones` take no scale. `seed` makes every
     initializer reproducible: the runtime mixes it with the run's seed into
     the key of a Philox4x32-10 stream, in which element `i` of the parameter
-    is drawn from counter `i / 2` alone (two 53-bit uniforms per counter;
-    Box-Muller's two normals from them). A parameter has the same values
-    however many threads fill it.
+    depends on `i` alone (docs/artifact.md gives the mapping), so a
+    parameter has the same values however many threads fill it, on any
+    machine.
 
     ```mlir
     #gacc.init<zeros>

@@ -146,11 +146,10 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
     std::freopen("/dev/null", "w", stdout); // rank 0 reports for the job
   const ModelInfo &model = trainer.model();
   ModelInfo global = model.globalBatch();
-  // An artifact's trainer comes initialized with the same seed (openTrainer),
-  // as one rank: with several, the shards are cut now that the rank is known.
-  if (!trainer.initialized() || model.ranks > 1)
-    if (Status s = trainer.initialize(options.seed); !s)
-      return fail(s.message());
+  // A trainer that openTrainer initialized with this seed, as one rank,
+  // has nothing to do here (Trainer::initialize).
+  if (Status s = trainer.initialize(options.seed); !s)
+    return fail(s.message());
   if (options.lr)
     trainer.setLearningRate(*options.lr);
   if (!options.init.empty()) {

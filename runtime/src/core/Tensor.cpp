@@ -59,6 +59,8 @@ float bitsFloat(uint32_t bits) {
   std::memcpy(&value, &bits, 4);
   return value;
 }
+} // namespace
+
 uint16_t toBF16(float value) {
   uint32_t bits = floatBits(value);
   if (std::isnan(value))
@@ -94,6 +96,8 @@ uint16_t toF16(float value) {
     ++half; // may carry into the exponent, which is still correct
   return static_cast<uint16_t>(half);
 }
+
+namespace {
 float halfToFloat(uint16_t half) {
   uint32_t sign = static_cast<uint32_t>(half & 0x8000) << 16;
   uint32_t exponent = (half >> 10) & 0x1f, mantissa = half & 0x3ff;

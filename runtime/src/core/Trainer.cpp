@@ -20,6 +20,9 @@
 
 namespace gacc::rt {
 
+/// Bytes [first, second) of an arena.
+using ByteRange = std::pair<int64_t, int64_t>;
+
 /// A zeroed, page-aligned buffer (null if it does not fit) and its MLIR
 /// memref<?xi8> descriptor. Its pages come from the system zeroed, when
 /// first touched: nothing is written before the step needs it.
@@ -28,11 +31,10 @@ struct Trainer::Arena {
       : mapped(static_cast<size_t>(std::max<int64_t>(bytes, 1))) {
     void *pages = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    // Not MADV_HUGEPAGE: where the kernel compacts memory to find huge pages
+    // on a fault (THP defrag "madvise", the default), GPT-2-small's first
+    // step took 8-10 s longer than with 4 KiB pages.
     data = pages == MAP_FAILED ? nullptr : static_cast<std::byte *>(pages);
-    // Huge pages where the system allows them: a GPT-2-sized step touches
-    // gigabytes, a million 4 KiB page faults.
-    if (data)
-      ::madvise(data, mapped, MADV_HUGEPAGE);
     descriptor = {data, data, 0, bytes, 1};
   }
   ~Arena() {
@@ -125,6 +127,8 @@ const std::byte *Trainer::hostState(int64_t offset, int64_t bytes) const {
 std::byte *Trainer::writableHostState() {
   hostState(0, model_.stateBytes);
   stateNewerOnHost_ = device_ != nullptr;
+  stateWritten_ = true;
+  initializedWith_.reset();
   return state_->data;
 }
 
@@ -143,6 +147,9 @@ Status Trainer::setCommunicator(Communicator &communicator) {
                            : " (launch it with mpirun -np " +
                                  std::to_string(model_.ranks) + ")"));
   communicator_ = &communicator;
+  // This rank keeps other shards than the one initialize() cut before.
+  if (model_.ranks > 1)
+    initializedWith_.reset();
   if (model_.rank) {
     int64_t rank = communicator.rank();
     std::memcpy(io_->data + model_.rank->offset, &rank, sizeof(rank));
@@ -212,29 +219,91 @@ void Trainer::writeParameter(const Parameter &param, const Tensor &whole) {
   writeWhole(param.slot, converted(whole, param.slot.dtype));
 }
 
+/// Clears the bytes of `dirty` outside `kept` (offsets from `base`; both
+/// sorted, `kept` disjoint).
+static void clearOutside(std::byte *base, const std::vector<ByteRange> &dirty,
+                         const std::vector<ByteRange> &kept) {
+  size_t k = 0;
+  for (auto [begin, end] : dirty) {
+    for (int64_t at = begin; at < end;) {
+      while (k < kept.size() && kept[k].second <= at)
+        ++k;
+      int64_t stop = k < kept.size() ? std::min(end, kept[k].first) : end;
+      if (stop > at)
+        std::memset(base + at, 0, stop - at);
+      if (stop == end)
+        break;
+      at = kept[k].second;
+    }
+  }
+}
+
 Status Trainer::initialize(uint64_t seed) {
   if (!hostArenas_)
     return hostArenas_;
-  // Fresh arenas are zero: clearing them again would touch every page.
-  if (initialized_)
-    std::memset(writableHostState(), 0, model_.stateBytes);
-  initialized_ = true;
-  for (const Parameter &param : model_.params) {
-    // Filled in its slot when it is whole and has no master; otherwise a
-    // shard is cut from the whole initialized tensor, the same on every
-    // rank, and a 16-bit weight is its f32 master's rounding.
-    if (!param.master && !param.slot.sharded()) {
-      initializeParameter(param, seed, writableHostState() + param.slot.offset);
-      continue;
+  if (initializedWith_ == seed)
+    return Status();
+  bool written = stateWritten_;
+  std::byte *state = writableHostState();
+  // Each parameter's elements that this rank keeps: the whole tensor, or a
+  // shard of it (elements [r·s, (r+1)·s) of the flat tensor, past its end
+  // zero padding), written where they lie. A 16-bit weight is its f32
+  // master's rounding, written in the same pass.
+  std::vector<InitRange> ranges;
+  auto rangeOf = [&](const Parameter &param, const TensorSlot &slot) {
+    InitRange range;
+    range.param = param;
+    range.param.slot = wholeSlot(slot);
+    range.data = state + slot.offset;
+    int64_t count = elementCount(range.param.slot.shape).value_or(0);
+    range.end = count;
+    if (slot.sharded()) {
+      int64_t shard = slot.shape[0];
+      range.begin = std::min(count, rank() * shard);
+      range.end = std::min(count, range.begin + shard);
     }
-    Parameter whole = param;
-    whole.slot = wholeSlot(param.master ? *param.master : param.slot);
-    Tensor values(whole.slot.dtype, whole.slot.shape);
-    initializeParameter(whole, seed, static_cast<std::byte *>(values.data()));
-    writeParameter(param, values);
+    return range;
+  };
+  for (const Parameter &param : model_.params) {
+    if (param.init == InitKind::Zeros)
+      continue; // zero already, or cleared below
+    InitRange range = rangeOf(param, param.master ? *param.master : param.slot);
+    if (param.master) {
+      InitRange weight = rangeOf(param, param.slot);
+      if (weight.begin == range.begin && weight.end == range.end) {
+        range.copy = weight.data;
+        range.copyType = weight.param.slot.dtype;
+      } else {
+        ranges.push_back(weight);
+      }
+    }
+    ranges.push_back(range);
   }
+  std::vector<ByteRange> kept;
+  for (const InitRange &range : ranges) {
+    int64_t count = range.end - range.begin;
+    int64_t offset = range.data - state;
+    kept.push_back({offset, offset + count * int64_t(byteWidth(
+                                                  range.param.slot.dtype))});
+    if (range.copy) {
+      offset = range.copy - state;
+      kept.push_back(
+          {offset, offset + count * int64_t(byteWidth(range.copyType))});
+    }
+  }
+  std::sort(kept.begin(), kept.end());
+  // The state fresh from the system is zero: only what a step or an earlier
+  // initialization wrote is cleared, outside the parameters written now.
+  if (written)
+    clearOutside(state, {{0, model_.stateBytes}}, kept);
+  else
+    clearOutside(state, initialized_, kept);
+  initializeParameters(ranges, seed);
   resetLossScale();
   step_ = optimizerStep_ = 0;
+  stateWritten_ = false;
+  initialized_ = std::move(kept);
+  initializedWith_ = seed;
   return Status();
 }
 
@@ -376,6 +445,9 @@ Status Trainer::call(StepEntry entry) {
     ArenaDescriptor *state, *batch, *io, *workspace;
   } call{entry, arena(*state_), arena(*batch_), arena(*io_),
          arena(*workspace_)};
+  // The step writes the state (on the host or the device).
+  stateWritten_ = true;
+  initializedWith_.reset();
   setStepCommunicator(communicator_);
   size_t failedBytes = 0;
   bool finished = runCatchingHeapExhaustion(

@@ -6,11 +6,13 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace gacc::rt {
 
 /// A small, fast, reproducible generator (splitmix64), the same on every
-/// platform, so a seed gives the same parameters and data everywhere.
+/// platform, so a seed gives the same data order everywhere (Dataset.cpp's
+/// shuffles and synthetic batches). Parameters come from Philox instead.
 class Random {
 public:
   explicit Random(uint64_t seed) : state_(seed) {}
@@ -30,18 +32,34 @@ private:
 uint64_t mixSeeds(uint64_t a, uint64_t b);
 
 /// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
-/// 3", 2011; the generator of JAX and of PyTorch on CUDA): 128 random bits
-/// that depend only on `counter` and `key`, so that any element of a stream
-/// is computed without the ones before it.
+/// 3", SC 2011; the generator of JAX and of PyTorch on CUDA): 128 random
+/// bits that depend only on `counter` and `key`, so any part of a stream is
+/// computed without the rest.
 std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter,
                                    std::array<uint32_t, 2> key);
 
-/// Fills `data` (the parameter's slot) with its initializer, as
-/// torch.nn.init defines them, from the parameter's seed mixed with
-/// `runSeed`. Element i depends only on those seeds and i (Philox with the
-/// counter i / 2: two uniforms of 53 bits per counter, and Box-Muller's two
-/// normals from them), so the parameter is filled in parallel on up to
-/// `threads` threads (0: one per core) with the same values on any number.
+/// Elements [begin, end) of a parameter's whole (unsharded, flattened)
+/// tensor, to write from `data` on in `param.slot.dtype` (`param.slot` is
+/// the whole tensor's), and from `copy` on in `copyType` too when `copy` is
+/// set: a 16-bit weight beside its f32 master gets the master's rounding.
+struct InitRange {
+  Parameter param;
+  std::byte *data = nullptr;
+  int64_t begin = 0, end = 0;
+  std::byte *copy = nullptr;
+  DType copyType = DType::BF16;
+};
+
+/// Fills `ranges` with their parameters' initializers, as torch.nn.init
+/// defines them, mixing each parameter's seed with `runSeed`, on up to
+/// `threads` threads (0: one per core). Element i of a parameter depends on
+/// the seeds and i only (docs/artifact.md, "Arenas and initial
+/// parameters"): the same on any number of threads, in any shard, and on
+/// every machine.
+void initializeParameters(const std::vector<InitRange> &ranges,
+                          uint64_t runSeed, unsigned threads = 0);
+
+/// Fills `data` (the whole of `param.slot`) with its initializer.
 void initializeParameter(const Parameter &param, uint64_t runSeed,
                          std::byte *data, unsigned threads = 0);
 

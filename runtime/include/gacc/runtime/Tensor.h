@@ -33,6 +33,9 @@ double loadElement(DType dtype, const std::byte *data, int64_t index);
 /// 16-bit floats (IEEE binary16, bfloat16) from their bits, exactly.
 float fromF16(uint16_t bits);
 float fromBF16(uint16_t bits);
+/// The 16-bit floats nearest `value` (ties to even; NaN stays NaN).
+uint16_t toF16(float value);
+uint16_t toBF16(float value);
 /// Stores `value` rounded to `dtype` (nearest-even for floats).
 void storeElement(DType dtype, std::byte *data, int64_t index, double value);
 

@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace gacc::rt {
 
@@ -88,10 +89,10 @@ public:
   /// Fresh parameters from their initializers mixed with `seed` (the same
   /// on every rank, each keeping its shard); zero optimizer state and step.
   /// An error, naming the planned bytes, if the arenas did not fit in
-  /// memory when the trainer was made.
+  /// memory when the trainer was made. Again with the same seed while
+  /// nothing else wrote the state (openTrainer initializes, then so does
+  /// `gacc run`), it has nothing to do.
   Status initialize(uint64_t seed);
-  /// Whether initialize has run (openTrainer runs it).
-  bool initialized() const { return initialized_; }
   /// Overrides the base learning rate of the optimizer.
   void setLearningRate(double lr) { model_.optimizer.lr = lr; }
 
@@ -184,13 +185,19 @@ private:
   std::unique_ptr<Arena> state_, batch_, io_, workspace_;
   /// Whether the host arenas were allocated (initialize() reports it).
   Status hostArenas_;
-  /// Whether initialize ran: the state is no longer the zeros it started as.
-  bool initialized_ = false;
   /// Where the step runs when not on the host's arenas (DeviceMemory.h).
   std::unique_ptr<DeviceMemory> device_;
   void *deviceArena_ = nullptr;
   mutable bool stateNewerOnDevice_ = false;
   bool stateNewerOnHost_ = false;
+  /// Whether anything but initialize() wrote the host state since it was
+  /// mapped or last initialized; until then it is zero outside
+  /// `initialized_`, the byte ranges initialize() wrote parameters to.
+  bool stateWritten_ = false;
+  std::vector<std::pair<int64_t, int64_t>> initialized_;
+  /// The seed the state holds the initialization of, until something else
+  /// writes it.
+  std::optional<uint64_t> initializedWith_;
   mutable Status deviceStatus_;
   /// Set when a call's heap ran out of memory: the step stopped midway and
   /// its state is undefined, so every later call returns this.
