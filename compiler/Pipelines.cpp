@@ -94,13 +94,15 @@ gacc::parseCodegenTarget(StringRef name, std::string &error) {
     return failure();
   }
   target.kind = StepTarget::Cuda;
-  target.libdevice = findLibdevice();
+  target.libdevice = findCudaFile("nvvm/libdevice/libdevice.10.bc");
   if (target.libdevice.empty()) {
     error = "--target cuda needs CUDA's libdevice "
             "(nvvm/libdevice/libdevice.10.bc under $CUDA_HOME or "
             "/usr/local/cuda)";
     return failure();
   }
+  target.ptxas = findCudaFile("bin/ptxas");
+  target.fatbinary = findCudaFile("bin/fatbinary");
   return target;
 }
 
@@ -113,6 +115,10 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
   case StepTarget::Cpu:
     pm.addPass(createMatmulToCall());
     pm.addPass(createOutlineLoopNests());
+    // Chunks of the nests for the runtime's threads
+    // (gacc-cpu-dispatch-parallel-calls, after the conversion to LLVM).
+    pm.addPass(createSplitParallelNests());
+    pm.addPass(createApproximateMath());
     break;
   case StepTarget::CudaEmulated:
     buildCudaKernelMappingPipeline(pm);
@@ -123,6 +129,14 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
     if (failed(buildCudaKernelCompilationPipeline(pm, target.chip,
                                                   target.libdevice)))
       return failure();
+    // Machine code ahead of time where CUDA's assembler is here; otherwise
+    // the driver compiles the PTX when the step loads.
+    if (!target.ptxas.empty() && !target.fatbinary.empty()) {
+      AssembleKernelsOptions assemble;
+      assemble.ptxas = target.ptxas;
+      assemble.fatbinary = target.fatbinary;
+      pm.addPass(createAssembleKernels(assemble));
+    }
     // What the host allocates (scratch, what the plan leaves to the heap)
     // is device memory.
     pm.addNestedPass<func::FuncOp>(createDeviceAllocations());
@@ -142,6 +156,8 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (target.kind == StepTarget::Cpu)
+    pm.addPass(createDispatchParallelCalls());
   // Launches, device allocations and the kernels' binary: calls to the
   // runtime's mgpu* entry points.
   if (target.kind == StepTarget::Cuda)

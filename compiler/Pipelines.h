@@ -160,9 +160,13 @@ enum class StepTarget {
 
 struct CodegenTarget {
   StepTarget kind = StepTarget::Cpu;
-  /// Cuda: the chip the PTX is for and CUDA's libdevice (findLibdevice).
+  /// Cuda: the chip the PTX is for and CUDA's libdevice (findCudaFile).
   std::string chip = "sm_80";
   std::string libdevice;
+  /// Cuda: CUDA's ptxas and fatbinary, if the toolkit has them: the step
+  /// then carries machine code for sm_80 and sm_90 besides the PTX
+  /// (gacc-cuda-assemble-kernels).
+  std::string ptxas, fatbinary;
 };
 
 /// The target's name: "cpu", "cuda-emulated" or "cuda" (artifacts carry it,
@@ -170,7 +174,7 @@ struct CodegenTarget {
 StringRef targetName(StepTarget kind);
 
 /// The target `name` names: "cpu", "cuda" (with CUDA's libdevice, see
-/// findLibdevice) or "cuda-emulated"; otherwise failure, with the reason in
+/// findCudaFile) or "cuda-emulated"; otherwise failure, with the reason in
 /// `error`.
 FailureOr<CodegenTarget> parseCodegenTarget(StringRef name,
                                             std::string &error);

@@ -4,7 +4,8 @@
 # trainer (from build/), the Debian libraries they link that such a machine
 # lacks, the examples' kernels as PTX, the examples compiled for the CPU and
 # for CUDA (f32, bf16, and f16 with accumulation and remat), and the
-# PyTorch peer.
+# PyTorch peer; bench/gpu/load_bench.sh's PTX-only builds and
+# bench/gpu/gpt2_bench.sh's GPT-2-small.
 set -euo pipefail
 out=${1:-build-gpu}
 rm -rf "$out" && mkdir -p "$out/lib"
@@ -37,4 +38,20 @@ for model in mlp gpt_mini; do
     done
   done
 done
+# GPT-2-small for bench/gpu/gpt2_bench.sh.
+python3 examples/make_gpt.py --vocab 50257 --context 1024 --width 768 \
+  --heads 12 --layers 12 --batch 8 > "$out/gpt2.mlir"
+for variant in f32 bf16; do
+  build/bin/gacc compile "$out/gpt2.mlir" --target cuda --precision "$variant" \
+    -o "$out/gpt2.$variant.cuda.gacc"
+done
+# The same CUDA steps with their kernels as PTX only (no ptxas in the
+# toolkit gacc sees), for bench/gpu/load_bench.sh.
+ptx_only=$(mktemp -d)
+ln -s "${CUDA_HOME:-/usr/local/cuda}/nvvm" "$ptx_only/nvvm"
+for model in mlp gpt_mini; do
+  CUDA_HOME=$ptx_only build/bin/gacc compile "examples/$model.mlir" \
+    --target cuda -o "$out/$model.f32.ptx-only.gacc"
+done
+rm -rf "$ptx_only"
 du -sh "$out"

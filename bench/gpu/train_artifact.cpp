@@ -3,7 +3,8 @@
 // What bench/gpu/gpu_bench.sh runs on a GPU machine without LLVM: trains an
 // artifact (any target) on the runtime's synthetic data for the model
 // (seed 1, the same batches for every target), prints each step's loss and
-// the samples per second after the first 3 steps (JIT loading, warm-up):
+// the time to open it (on a GPU, loading the kernels) and the samples per
+// second after the first 3 steps (warm-up):
 // the time of setting the batch (on a GPU, its upload) and stepping, not
 // of synthesizing the batch, which a data loader would overlap.
 //
@@ -27,10 +28,16 @@ int main(int argc, char **argv) {
   }
   int steps = std::atoi(argv[2]);
   std::unique_ptr<Trainer> trainer;
+  auto opening = std::chrono::steady_clock::now();
   if (Status s = openTrainer(argv[1], /*seed=*/0, trainer); !s) {
     std::fprintf(stderr, "error: %s\n", s.message().c_str());
     return 1;
   }
+  // On a GPU, opening loads the kernels (the driver compiles the PTX of
+  // the chips the artifact has no machine code for).
+  std::printf("open_s %.3f\n", std::chrono::duration<double>(
+                                    std::chrono::steady_clock::now() - opening)
+                                    .count());
   std::unique_ptr<Dataset> data = Dataset::synthetic(trainer->model(), 1);
   int64_t samples = trainer->model().inputs.front().slot.shape[0];
   double seconds = 0;

@@ -1,6 +1,7 @@
 //===- CompileCache.cpp - compiled artifacts kept between runs --------------===//
 
 #include "compiler/aot/CompileCache.h"
+#include "compiler/target/cuda/KernelCodegen.h"
 #include "gacc/runtime/File.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
@@ -165,6 +166,11 @@ FailureOr<rt::Artifact> CompileCache::getOrCompile(
      << "\n";
   options.print(os);
   os << "\n";
+  // Whether the kernels get machine code depends on the CUDA toolkit found.
+  if (options.target.getValue() == "cuda")
+    os << findCudaFile("nvvm/libdevice/libdevice.10.bc") << "\n"
+       << findCudaFile("bin/ptxas") << "\n"
+       << findCudaFile("bin/fatbinary") << "\n";
   // With locations: the warnings a hit replays point into this file.
   module.print(os, OpPrintingFlags().enableDebugInfo());
   hash.update(text);

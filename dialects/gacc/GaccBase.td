@@ -77,6 +77,9 @@ def Gacc_Dialect : Dialect {
     // and the bytes of temporaries left to the heap.
     "::mlir::IntegerAttr":$workspace_bytes,
     "::mlir::IntegerAttr":$unplanned_bytes,
+    // On a loop nest function that computes a range [lo, hi) of a parallel
+    // loop (gacc-cpu-split-parallel-nests): the chunk size its calls run in.
+    "::mlir::IntegerAttr":$parallel_grain,
     // On a gacc.param: its own weight decay (an f64, at least 0) instead of
     // the optimizer's, as a torch.optim parameter group's.
     "::mlir::FloatAttr":$weight_decay

@@ -74,6 +74,11 @@ LogicalResult GaccDialect::verifyOperationAttribute(Operation *op,
                       bytes.getInt() >= 0,
                   "a non-negative byte count on a function");
   }
+  if (name == getParallelGrainAttrHelper().getName()) {
+    auto grain = dyn_cast<IntegerAttr>(value);
+    return expect(isa<FunctionOpInterface>(op) && grain && grain.getInt() > 0,
+                  "a positive chunk size on a function");
+  }
   if (name == getArenaAttrHelper().getName())
     return op->emitOpError("'") << name << "' belongs on a function argument";
   return op->emitOpError("has an unknown gacc attribute '") << name << "'";

@@ -199,9 +199,12 @@ check(job.returncode != 0 and "consolidate it" in job.stderr,
 # GPT-mini in bf16 keeps some parameters in f32 (embeddings, layer norms):
 # collectives of both types in one step. Against one rank with micro-batches
 # of a rank's size: losses within 1e-4; parameters (not the AdamW moments,
-# whose bf16-rounded inputs differ more) within 2e-3 but for the attention's
+# whose bf16-rounded inputs differ more) within 3e-3 but for the attention's
 # qkv bias, whose key part has a zero gradient in exact arithmetic (AdamW
-# normalizes its rounding noise into lr-sized steps).
+# normalizes its rounding noise into lr-sized steps). The biases of small
+# gradients move by up to a few such steps: 2.7e-3 for h.0.mlp.c_proj.bias
+# with the polynomial exp and tanh (gacc-cpu-approximate-math), 2e-3 with
+# libm's.
 gpt_bf16 = train("gpt-bf16-one-rank-m8", gpt, ["--precision", "bf16",
                                                 "--micro-batch", "8"])
 for stage in (0, 3):
@@ -212,7 +215,7 @@ for stage in (0, 3):
                    if not k.endswith("attn.c_attn.bias")
                    and not k.startswith("exp_avg")}
     compare(f"gpt bf16 np2-stage{stage}", (gpt_bf16[0], conditioned), result,
-            tolerance=2e-3, loss_tolerance=1e-4)
+            tolerance=3e-3, loss_tolerance=1e-4)
 
 # Bad input on one rank (its shard of the checkpoint is truncated) ends
 # the whole job with that rank's error, not a hang.

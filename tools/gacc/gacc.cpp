@@ -18,6 +18,7 @@
 #include "compiler/aot/CompileCache.h"
 #include "gacc/runtime/File.h"
 #include "gacc/runtime/HostCode.h"
+#include "gacc/runtime/ThreadPool.h"
 #include "compiler/jit/Jit.h"
 #include "compiler/target/cuda/KernelCodegen.h"
 #include "gacc/runtime/DeviceMemory.h"
@@ -172,6 +173,12 @@ static cl::opt<std::string> metricsPath(
     cl::desc("Write one JSON object per step (step, loss, lr, grad_norm, "
              "samples_per_s)"),
     cl::value_desc("file.jsonl"), cl::sub(runCommand), cl::cat(runCategory));
+static cl::opt<unsigned> threadCount(
+    "threads",
+    cl::desc("Threads the step runs on (default: $GACC_NUM_THREADS, else "
+             "every core); results do not depend on it"),
+    cl::value_desc("N"), cl::init(0), cl::sub(runCommand),
+    cl::cat(runCategory));
 static cl::opt<std::string> dumpGradsPath(
     "dump-grads",
     cl::desc("Write the first step's gradients, named like the parameters"),
@@ -586,6 +593,13 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  if (runCommand && threadCount.getNumOccurrences()) {
+    if (threadCount == 0) {
+      errs() << "gacc run: error: --threads must be at least 1\n";
+      return 1;
+    }
+    gacc::rt::setThreads(static_cast<int>(threadCount));
+  }
   if (runCommand && isArtifact(inputPath))
     return runArtifact();
 

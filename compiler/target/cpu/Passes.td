@@ -49,6 +49,31 @@ def MatmulToCall : GaccPass<"gacc-cpu-matmul-to-call", "ModuleOp"> {
   ];
 }
 
+def ApproximateMath : GaccPass<"gacc-cpu-approximate-math"> {
+  let consumes = "f32 `math` ops (exp, expm1, log, log1p, log2, tanh, erf, erfc, atan, atan2, cbrt)";
+  let produces = "their polynomial approximations in `arith` and `math.fma`";
+  let summary = "Replace f32 transcendental functions by polynomials that vectorize";
+  let description = [{
+    Rewrites the f32 transcendental functions of the step (softmax's and
+    cross entropy's exp and log, GELU's tanh or erf, and the rest that MLIR
+    has approximations for) into MLIR's polynomial approximations: plain
+    arithmetic that LLVM vectorizes with the loop around it, where a call
+    to libm keeps the loop scalar (on this machine 12% of GPT-mini's step
+    was scalar `expm1f`, `tanhf` and `expf`). The approximations are
+    accurate to a few ulp, as IREE's CPU backend uses them; f64 (gradient
+    checks) keeps libm.
+
+    ```mlir
+    %y = math.exp %x : f32
+    // becomes arithmetic on %x: range reduction, a polynomial, the
+    // exponent put back with bit operations
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def OutlineLoopNests : GaccPass<"gacc-cpu-outline-loop-nests", "ModuleOp"> {
   let consumes = "bufferized linalg ops in the step's entry functions";
   let produces = "one private function per distinct loop nest, called";
@@ -80,6 +105,68 @@ def OutlineLoopNests : GaccPass<"gacc-cpu-outline-loop-nests", "ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def SplitParallelNests : GaccPass<"gacc-cpu-split-parallel-nests", "ModuleOp"> {
+  let consumes = "outlined loop nests (`gacc-cpu-outline-loop-nests`) with static shapes";
+  let produces = "nests that compute a range [lo, hi) of one parallel loop, marked `gacc.parallel_grain`";
+  let summary = "Let each outlined loop nest compute a range of a parallel loop";
+  let description = [{
+    Gives every outlined loop nest with enough work (at least two chunks of
+    `min-chunk-work` iterations) two more arguments, `lo` and `hi`, and
+    makes it compute iterations [lo, hi) of its outermost parallel loop
+    that every operand reads as a plain dimension (subviews of those
+    operands; `linalg.index` of that loop is shifted by `lo`). Its calls
+    pass the whole range, so the IR still runs serially as before. The
+    function is marked `gacc.parallel_grain`: the chunk size, a function of
+    the shapes alone, so that results never depend on the thread count.
+    `gacc-cpu-dispatch-parallel-calls` then runs the chunks on the
+    runtime's threads. Reduction loops are never split: each element is
+    summed in the same order as before.
+
+    ```mlir
+    func.func private @gacc_nest(%a: memref<1024x128xf32>, %b: memref<1024x128xf32>) {
+      linalg.generic ... ins(%a) outs(%b)
+    // becomes
+    func.func private @gacc_nest(%a: memref<1024x128xf32>, %b: memref<1024x128xf32>,
+                                 %lo: index, %hi: index)
+        attributes {gacc.parallel_grain = 256 : i64} {
+      %n = arith.subi %hi, %lo : index
+      %sa = memref.subview %a[%lo, 0] [%n, 128] [1, 1]
+      %sb = memref.subview %b[%lo, 0] [%n, 128] [1, 1]
+      linalg.generic ... ins(%sa) outs(%sb)
+    ```
+  }];
+  let options = [
+    Option<"minChunkWork", "min-chunk-work", "int64_t", "32768",
+           "The least iterations of a nest a chunk holds">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def DispatchParallelCalls : GaccPass<"gacc-cpu-dispatch-parallel-calls", "ModuleOp"> {
+  let consumes = "LLVM dialect calls of functions marked `gacc.parallel_grain`";
+  let produces = "calls of the runtime's `gacc_cpu_parallel_for` with a task per function";
+  let summary = "Run the chunks of split loop nests on the runtime's threads";
+  let description = [{
+    After the conversion to the LLVM dialect, replaces each call of a
+    function that `gacc-cpu-split-parallel-nests` split (its last two
+    arguments are the range [lo, hi)) by a call of the runtime's
+    `gacc_cpu_parallel_for(task, context, hi - lo, grain)`. The call's
+    other arguments are stored in a context of 8-byte slots on the
+    caller's stack (one per calling function, reused by every call), and
+    `<function>.task(context, begin, end)`, made once per function, loads
+    them back and calls the function on [lo + begin, lo + end).
+
+    ```mlir
+    llvm.call @gacc_nest(%a, %b, %c0, %c1024) : (!llvm.ptr, !llvm.ptr, i64, i64) -> ()
+    // becomes
+    llvm.store %a, %slot0 ... llvm.store %c0, %slot2
+    llvm.call @gacc_cpu_parallel_for(@gacc_nest.task, %context, %c1024, %c256)
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // GACC_TARGET_CPU_PASSES_TD

@@ -37,14 +37,13 @@ void gacc::registerCudaTarget(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
-std::string gacc::findLibdevice() {
-  for (const char *variable : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char *root = std::getenv(variable)) {
-      std::string path = std::string(root) + "/nvvm/libdevice/libdevice.10.bc";
-      if (llvm::sys::fs::exists(path))
-        return path;
-    }
-  std::string path = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
+std::string gacc::findCudaFile(StringRef relative) {
+  const char *root = std::getenv("CUDA_HOME");
+  if (!root)
+    root = std::getenv("CUDA_PATH");
+  if (!root)
+    root = "/usr/local/cuda";
+  std::string path = (root + Twine("/") + relative).str();
   return llvm::sys::fs::exists(path) ? path : std::string();
 }
 

@@ -24,9 +24,10 @@ void registerCudaTarget(DialectRegistry &registry);
 /// Threads per block of the mapped loops.
 inline constexpr int64_t kThreadsPerBlock = 256;
 
-/// CUDA's libdevice (math functions for kernels) under $CUDA_HOME,
-/// $CUDA_PATH or /usr/local/cuda; empty if none is there.
-std::string findLibdevice();
+/// The file at `relative` in CUDA's toolkit ($CUDA_HOME, else $CUDA_PATH,
+/// else /usr/local/cuda): libdevice (the kernels' math functions), ptxas,
+/// fatbinary. Empty if the toolkit has no such file.
+std::string findCudaFile(StringRef relative);
 
 /// From a bufferized step to gpu.launch ops (linalg -> parallel loops ->
 /// tiles -> blocks and threads), on each function.

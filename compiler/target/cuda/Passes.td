@@ -252,6 +252,39 @@ def MergeKernelModules : GaccPass<"gacc-cuda-merge-kernel-modules", "ModuleOp"> 
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def AssembleKernels : GaccPass<"gacc-cuda-assemble-kernels", "ModuleOp"> {
+  let consumes = "`gpu.binary` ops holding PTX";
+  let produces = "`gpu.binary` ops holding a fatbin: machine code for each chip, and the PTX";
+  let summary = "Assemble the kernels' PTX into machine code for each chip, ahead of time";
+  let description = [{
+    Runs CUDA's `ptxas` on the PTX of every `gpu.binary` for each chip in
+    `chips` (one process per chip, at once) and packs the machine code and
+    the PTX into one fatbin with `fatbinary`, as `nvcc -gencode` does. The
+    driver loads the machine code of the GPU's chip as it is; on any other
+    chip it compiles the PTX. Without this, the driver compiles the PTX
+    of every kernel each time a process loads it on a machine whose driver
+    cache does not hold it yet (GPT-mini's step: seconds).
+
+    ```mlir
+    gpu.binary @gacc_kernels [#gpu.object<#nvvm.target<chip = "sm_80">, "...PTX...">]
+    // becomes
+    gpu.binary @gacc_kernels [#gpu.object<#nvvm.target<chip = "sm_80">, bin = "...fatbin...">]
+    ```
+
+    A `ptxas` failure is an error on the binary, with what `ptxas` said.
+  }];
+  let options = [
+    Option<"ptxas", "ptxas", "std::string", "\"/usr/local/cuda/bin/ptxas\"",
+           "CUDA's PTX assembler">,
+    Option<"fatbinary", "fatbinary", "std::string",
+           "\"/usr/local/cuda/bin/fatbinary\"",
+           "CUDA's fatbin packer">,
+    ListOption<"chips", "chips", "std::string",
+               "The chips to assemble for (sm_80: A100, sm_90: H100 and H200)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def EmulateLaunches : GaccPass<"gacc-cuda-emulate-launches"> {
   let consumes = "`gpu.launch` kernels";
   let produces = "host loops over blocks and threads (the kernels' logic on the CPU)";

@@ -6,6 +6,7 @@
 #include "gacc/runtime/Artifact.h"
 #include "gacc/runtime/Collectives.h"
 #include "gacc/runtime/CpuMemory.h"
+#include "gacc/runtime/ThreadPool.h"
 
 #include <cerrno>
 #include <cstring>
@@ -46,6 +47,8 @@ const std::vector<HostImport> &hostImports() {
       {"mgpuMemAlloc", reinterpret_cast<void *>(&mgpuMemAlloc)},
       {"mgpuMemFree", reinterpret_cast<void *>(&mgpuMemFree)},
       {"mgpuMemcpy", reinterpret_cast<void *>(&mgpuMemcpy)},
+      {"gacc_cpu_parallel_for",
+       reinterpret_cast<void *>(&gacc_cpu_parallel_for)},
       {"gacc_cpu_matmul_f32", reinterpret_cast<void *>(&gacc_cpu_matmul_f32)},
       {"gacc_cpu_matmul_f64", reinterpret_cast<void *>(&gacc_cpu_matmul_f64)},
       {"gacc_cpu_matmul_f16_f32",

@@ -2,9 +2,12 @@
 //
 // Compiled steps call gacc_cpu_matmul_<type> for every matmul (see
 // compiler/target/cpu/MatmulToCall.cpp): C += op(A) · op(B) over broadcast
-// batch dimensions, on MLIR unranked memref descriptors. Row-major matrices
-// with unit inner stride go to OpenBLAS (threaded); anything else takes a
-// plain loop, so every layout is correct.
+// batch dimensions, on MLIR unranked memref descriptors. C is cut into
+// blocks (each batch, and within it ranges of rows or columns, by the shapes
+// alone) that the runtime's thread pool runs, each one single-threaded BLAS
+// call: BLAS and the step's loops share the cores, and results do not
+// depend on the thread count. Row-major matrices with unit inner stride go
+// to OpenBLAS; anything else takes a plain loop, so every layout is correct.
 //
 // f16 and bf16 operands accumulate into f32 C: BLAS gets them widened one
 // panel of k at a time.
@@ -12,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gacc/runtime/Tensor.h"
+#include "gacc/runtime/ThreadPool.h"
 
 #include <cblas.h>
 #if defined(__x86_64__)
@@ -23,7 +27,27 @@
 #include <cstring>
 #include <vector>
 
+extern "C" int openblas_get_num_threads(void);
+extern "C" void openblas_set_num_threads(int);
+
 namespace {
+/// OpenBLAS on one thread for the scope: the pool's threads call it.
+/// Restored after, for other users of the library in the process (PyTorch).
+class SingleThreadedBlas {
+public:
+  SingleThreadedBlas() : saved(openblas_get_num_threads()) {
+    if (saved != 1)
+      openblas_set_num_threads(1);
+  }
+  ~SingleThreadedBlas() {
+    if (saved != 1)
+      openblas_set_num_threads(saved);
+  }
+
+private:
+  int saved;
+};
+
 /// A ranked memref descriptor: allocated, aligned, offset, sizes, strides.
 template <typename T> struct View {
   int64_t rank;
@@ -87,34 +111,71 @@ void loopGemm(Strided<const T> a, Strided<const T> b, Strided<T> c, bool ta,
     }
 }
 
-/// Calls `body(index)` for every index of C's batch dimensions (`rank` - 2
-/// of `sizes`), in order; once when there are none.
+/// A block of C: a batch index and rows [i0, i1), columns [j0, j1).
+struct Block {
+  std::vector<int64_t> index;
+  int64_t i0, i1, j0, j1;
+};
+
+/// Calls body(block) for the blocks of C ([batch..., m, n], `rank` of
+/// `sizes`) on the thread pool. Each batch is cut along the longer of its
+/// rows and columns into pieces of at least about 2 M multiply-adds (tens
+/// of microseconds), in multiples of 16 (BLAS's register tiles).
 template <typename F>
-void forEachBatch(int64_t rank, const int64_t *sizes, F body) {
-  std::vector<int64_t> index(rank - 2, 0);
-  while (true) {
-    body(index);
-    int64_t d = static_cast<int64_t>(index.size()) - 1;
-    for (; d >= 0; --d) {
-      if (++index[d] < sizes[d])
-        break;
-      index[d] = 0;
+void forEachBlock(int64_t rank, const int64_t *sizes, int64_t k, F body) {
+  constexpr int64_t kMinBlockWork = int64_t(1) << 21;
+  int64_t m = sizes[rank - 2], n = sizes[rank - 1], batches = 1;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    batches *= sizes[d];
+  bool byRows = m >= n;
+  int64_t extent = byRows ? m : n;
+  int64_t pieces =
+      std::clamp<int64_t>(m * n * std::max<int64_t>(k, 1) / kMinBlockWork, 1,
+                          64);
+  int64_t step = (extent + pieces - 1) / pieces;
+  step = std::max<int64_t>((step + 15) / 16 * 16, 1);
+  int64_t perBatch = std::max<int64_t>((extent + step - 1) / step, 1);
+  gacc::rt::parallelFor(batches * perBatch, 1, [&](int64_t begin,
+                                                    int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      Block block{std::vector<int64_t>(rank - 2), 0, m, 0, n};
+      for (int64_t d = rank - 3, batch = b / perBatch; d >= 0; --d) {
+        block.index[d] = batch % sizes[d];
+        batch /= sizes[d];
+      }
+      int64_t lo = b % perBatch * step, hi = std::min(lo + step, extent);
+      (byRows ? block.i0 : block.j0) = lo;
+      (byRows ? block.i1 : block.j1) = hi;
+      body(block);
     }
-    if (d < 0)
-      return;
-  }
+  });
+}
+
+/// The first element of op(A)'s rows from `i0` (A: [m, k], or [k, m] when
+/// transposed), of op(B)'s columns from `j0` and of C's block.
+template <typename T, typename U>
+const T *rowsOfA(const View<U> &a, const T *batch, bool ta, int64_t i0) {
+  return batch + i0 * (ta ? a.stride(1) : a.stride(2));
+}
+template <typename T, typename U>
+const T *columnsOfB(const View<U> &b, const T *batch, bool tb, int64_t j0) {
+  return batch + j0 * (tb ? b.stride(2) : b.stride(1));
 }
 
 template <typename T>
 void matmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
             int64_t rankC, void *descC, int32_t ta, int32_t tb) {
   View<T> a(rankA, descA), b(rankB, descB), c(rankC, descC);
-  int64_t m = c.size(2), n = c.size(1), k = ta ? a.size(2) : a.size(1);
+  int64_t k = ta ? a.size(2) : a.size(1);
   bool blas = a.stride(1) == 1 && b.stride(1) == 1 && c.stride(1) == 1;
-  forEachBatch(rankC, c.sizes, [&](const std::vector<int64_t> &index) {
-    const T *pa = a.data + a.batchOffset(index);
-    const T *pb = b.data + b.batchOffset(index);
-    T *pc = c.data + c.batchOffset(index);
+  SingleThreadedBlas singleThreaded;
+  forEachBlock(rankC, c.sizes, k, [&](const Block &block) {
+    const T *pa = rowsOfA(a, a.data + a.batchOffset(block.index), ta, block.i0);
+    const T *pb =
+        columnsOfB(b, b.data + b.batchOffset(block.index), tb, block.j0);
+    T *pc = c.data + c.batchOffset(block.index) + block.i0 * c.stride(2) +
+            block.j0 * c.stride(1);
+    int64_t m = block.i1 - block.i0, n = block.j1 - block.j0;
     if (blas)
       gemm(pa, pb, pc, ta, tb, m, n, k, a.stride(2), b.stride(2), c.stride(2));
     else
@@ -171,16 +232,21 @@ void widenedMatmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
                    int64_t rankC, void *descC, int32_t ta, int32_t tb) {
   View<T> a(rankA, descA), b(rankB, descB);
   View<float> c(rankC, descC);
-  int64_t m = c.size(2), n = c.size(1), k = ta ? a.size(2) : a.size(1);
-  // About 4 MiB of f32 panels.
-  int64_t panel = std::clamp<int64_t>((1 << 20) / std::max<int64_t>(m + n, 1),
-                                      1, std::max<int64_t>(k, 1));
-  std::vector<float> pa(static_cast<size_t>(m * panel)),
-      pb(static_cast<size_t>(panel * n));
-  forEachBatch(rankC, c.sizes, [&](const std::vector<int64_t> &index) {
-    const T *ba = a.data + a.batchOffset(index);
-    const T *bb = b.data + b.batchOffset(index);
-    float *bc = c.data + c.batchOffset(index);
+  int64_t k = ta ? a.size(2) : a.size(1);
+  SingleThreadedBlas singleThreaded;
+  forEachBlock(rankC, c.sizes, k, [&](const Block &block) {
+    const T *ba = rowsOfA(a, a.data + a.batchOffset(block.index), ta, block.i0);
+    const T *bb =
+        columnsOfB(b, b.data + b.batchOffset(block.index), tb, block.j0);
+    float *bc = c.data + c.batchOffset(block.index) + block.i0 * c.stride(2) +
+                block.j0 * c.stride(1);
+    int64_t m = block.i1 - block.i0, n = block.j1 - block.j0;
+    // About 4 MiB of f32 panels per thread, kept between calls.
+    int64_t panel = std::clamp<int64_t>(
+        (1 << 20) / std::max<int64_t>(m + n, 1), 1, std::max<int64_t>(k, 1));
+    thread_local std::vector<float> pa, pb;
+    pa.resize(static_cast<size_t>(m * panel));
+    pb.resize(static_cast<size_t>(panel * n));
     for (int64_t p0 = 0; p0 < k; p0 += panel) {
       int64_t kp = std::min(panel, k - p0);
       // op(A)'s panel: [m, kp] stored as A is, [kp, m] when transposed.
