@@ -1,13 +1,17 @@
 #!/usr/bin/python3
 """Training-step throughput of gacc against PyTorch eager, in one run.
 
-For examples/mlp.mlir (batch 64) and examples/gpt_mini.mlir (batch 16):
-samples/s of a full step (forward, backward, AdamW) for gacc (`gacc run`,
-synthetic data, JIT) and PyTorch eager with the same model, batch and thread
-count, their ratio, and each one's model FLOP utilization against the sgemm
-rate this machine measures now.
+For examples/mlp.mlir (batch 64) and examples/gpt_mini.mlir (batch 16), and
+with --gpt2 GPT-2-small's shapes (examples/make_gpt.py: vocab 50257, context
+256, width 768, 12 heads, 12 layers, batch 4): samples/s of a full step
+(forward, backward, AdamW) for gacc (`gacc run`, synthetic data, JIT) and
+PyTorch eager with the same model, batch and thread count, their ratio, and
+each one's model FLOP utilization against the sgemm rate this machine
+measures now. The bf16 rows are gacc's `--precision bf16` against PyTorch
+under torch.autocast("cpu", dtype=torch.bfloat16).
 
 usage: bench/train_bench.py [--gacc build/bin/gacc] [--threads 2] [--steps 60]
+                            [--gpt2] [--no-bf16]
 Needs Debian's python3-torch and libopenblas0-pthread (without OpenBLAS,
 torch uses the reference BLAS and any ratio is meaningless).
 """
@@ -74,10 +78,9 @@ def torch_samples_per_s(make_params, make_batch, loss_fn, batch, steps,
 def gacc_samples_per_s(gacc, model, steps, threads, flags=()):
     with tempfile.TemporaryDirectory() as work:
         metrics = os.path.join(work, "m.jsonl")
-        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
         subprocess.run([gacc, "run", model, f"--steps={steps + 5}",
-                        f"--metrics={metrics}", *flags], check=True, env=env,
-                       stdout=subprocess.DEVNULL)
+                        f"--threads={threads}", f"--metrics={metrics}",
+                        *flags], check=True, stdout=subprocess.DEVNULL)
         rates = [json.loads(line)["samples_per_s"] for line in open(metrics)]
     return statistics.median(rates[5:])
 
@@ -88,28 +91,51 @@ def main():
     p.add_argument("--gacc", default=os.path.join(root, "build/bin/gacc"))
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=60)
+    p.add_argument("--gpt2", action="store_true",
+                   help="also GPT-2-small's shapes (minutes per row)")
+    p.add_argument("--no-bf16", action="store_true", help="f32 rows only")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     peak = sgemm_gflops()
     print(f"torch {torch.__version__}, {a.threads} threads, "
           f"sgemm {peak:.0f} GFLOP/s (1024^3)")
-    print(f"{'model':10} {'batch':>5} {'gacc/s':>9} {'torch/s':>9} "
-          f"{'ratio':>6} {'gacc MFU':>9} {'torch MFU':>9}")
-    for name, file, batch, flops in (("mlp", "mlp.mlir", 64, mlp_flops),
-                                     ("gpt_mini", "gpt_mini.mlir", 16,
-                                      gpt_flops)):
+    print(f"{'model':10} {'prec':>5} {'batch':>5} {'gacc/s':>9} "
+          f"{'torch/s':>9} {'ratio':>6} {'gacc MFU':>9} {'torch MFU':>9}")
+    examples = os.path.join(root, "examples")
+    gpt_mini_shapes = (parity.V, parity.T, parity.C, parity.H, parity.L,
+                       parity.B)
+    models = [("mlp", os.path.join(examples, "mlp.mlir"), None, a.steps),
+              ("gpt_mini", os.path.join(examples, "gpt_mini.mlir"),
+               gpt_mini_shapes, a.steps)]
+    work = tempfile.TemporaryDirectory()
+    if a.gpt2:
+        gpt2 = os.path.join(work.name, "gpt2.mlir")
+        with open(gpt2, "w") as f:
+            subprocess.run([sys.executable, os.path.join(examples, "make_gpt.py"),
+                            "--vocab", "50257", "--context", "256", "--width",
+                            "768", "--heads", "12", "--layers", "12", "--batch",
+                            "4"], stdout=f, check=True)
+        models.append(("gpt2_small", gpt2, (50257, 256, 768, 12, 12, 4),
+                       max(3, a.steps // 10)))
+    for name, file, shapes, steps in models:
+        if shapes:  # parity's GPT at these shapes
+            parity.V, parity.T, parity.C, parity.H, parity.L, parity.B = shapes
         _, make_params, make_batch, loss_fn, adamw, clip = \
             parity.MODELS["mlp" if name == "mlp" else "gpt"]
-        ours = gacc_samples_per_s(a.gacc, os.path.join(root, "examples", file),
-                                  a.steps, a.threads)
-        theirs = torch_samples_per_s(make_params, make_batch, loss_fn, batch,
-                                     a.steps, adamw, clip)
-        per_sample = flops(batch) / batch / 1e9
-        print(f"{name:10} {batch:5d} {ours:9.0f} {theirs:9.0f} "
-              f"{ours / theirs:6.2f} {ours * per_sample / peak:9.1%} "
-              f"{theirs * per_sample / peak:9.1%}")
-
+        batch = next(iter(make_batch().values())).shape[0]
+        flops = mlp_flops if name == "mlp" else gpt_flops
+        for precision in ("f32",) if a.no_bf16 else ("f32", "bf16"):
+            ours = gacc_samples_per_s(a.gacc, file, steps, a.threads,
+                                      ["--precision", precision])
+            theirs = torch_samples_per_s(make_params, make_batch, loss_fn,
+                                         batch, steps, adamw, clip,
+                                         autocast=precision == "bf16")
+            per_sample = flops(batch) / batch / 1e9
+            print(f"{name:10} {precision:>5} {batch:5d} {ours:9.1f} "
+                  f"{theirs:9.1f} {ours / theirs:6.2f} "
+                  f"{ours * per_sample / peak:9.1%} "
+                  f"{theirs * per_sample / peak:9.1%}", flush=True)
 
 if __name__ == "__main__":
     main()

@@ -114,6 +114,7 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
   switch (target.kind) {
   case StepTarget::Cpu:
     pm.addPass(createMatmulToCall());
+    pm.addNestedPass<func::FuncOp>(createCopiesToLinalg());
     pm.addPass(createOutlineLoopNests());
     // Chunks of the nests for the runtime's threads
     // (gacc-cpu-dispatch-parallel-calls, after the conversion to LLVM).

@@ -12,6 +12,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 using namespace mlir::gacc;
@@ -46,6 +47,12 @@ FailureOr<rt::Artifact> mlir::gacc::compileArtifact(
   if (!host)
     return module.emitError("compilation for the host failed: ")
            << llvm::toString(host.takeError());
+  // The code is for this CPU: the runtime refuses a CPU without its
+  // extensions rather than die of an illegal instruction.
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  for (const std::string &name : rt::checkedCpuFeatures())
+    if (features.lookup(name))
+      artifact.cpuFeatures.push_back(name);
   llvm::LLVMContext context;
   TimingScope translating = timed("translate to LLVM IR");
   std::unique_ptr<llvm::Module> llvmModule =

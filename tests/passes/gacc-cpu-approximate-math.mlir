@@ -18,6 +18,17 @@ func.func @f32(%x: f32) -> (f32, f32, f32, f32, f32) {
   return %e, %l, %t, %r, %m : f32, f32, f32, f32, f32
 }
 
+// 16-bit floats are computed in f32, approximated.
+// CHECK-LABEL: func.func @half(
+// CHECK: arith.extf {{.*}} : bf16 to f32
+// CHECK-NOT: math.tanh
+// CHECK: math.fma
+// CHECK: arith.truncf {{.*}} : f32 to bf16
+func.func @half(%x: bf16) -> bf16 {
+  %t = math.tanh %x : bf16
+  return %t : bf16
+}
+
 // CHECK-LABEL: func.func @kept(
 // CHECK: math.exp {{.*}} : f64
 // CHECK: math.tanh {{.*}} : f64

@@ -1,6 +1,7 @@
 //===- ArtifactTest.cpp - the compiled-model container ----------------------===//
 
 #include "gacc/runtime/Artifact.h"
+#include "gacc/runtime/HostCode.h"
 
 #include <gtest/gtest.h>
 
@@ -50,6 +51,7 @@ Artifact example() {
   m.schedule.warmupSteps = 10;
   m.schedule.totalSteps = 100;
   m.gradClipNorm = 1.0;
+  artifact.cpuFeatures = {"avx2", "fma"};
   artifact.sections["host"] = std::string("\x7f" "ELF and some code");
   artifact.sections["ptx"] = ".version 8.0";
   return artifact;
@@ -67,6 +69,7 @@ TEST(Artifact, RoundTrip) {
   Artifact out;
   ASSERT_TRUE(parseArtifact(bytes, "m.gacc", "cpu", out).ok());
   EXPECT_EQ(out.target, "cpu");
+  EXPECT_EQ(out.cpuFeatures, in.cpuFeatures);
   EXPECT_EQ(out.sections, in.sections);
   const ModelInfo &m = out.model;
   ASSERT_EQ(m.params.size(), 1u);
@@ -97,6 +100,22 @@ TEST(Artifact, RoundTrip) {
   size_t host = bytes.find("\x7f" "ELF");
   ASSERT_NE(host, std::string::npos);
   EXPECT_EQ(host % 64, 0u);
+}
+
+TEST(Artifact, CpuFeaturesAreChecked) {
+  // This CPU has what it has; a name the runtime does not know (from a
+  // newer compiler) is refused, by name.
+  std::vector<std::string> present;
+  for (const std::string &name : checkedCpuFeatures())
+    if (checkCpuFeatures({name}, "m.gacc").ok())
+      present.push_back(name);
+  EXPECT_TRUE(checkCpuFeatures(present, "m.gacc").ok());
+  EXPECT_TRUE(checkCpuFeatures({}, "m.gacc").ok());
+  Status unknown = checkCpuFeatures({"avx10.9", "sse4.2"}, "m.gacc");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.message().find("m.gacc: compiled for a CPU with avx10.9"),
+            std::string::npos)
+      << unknown.message();
 }
 
 TEST(Artifact, EveryTruncationIsAnError) {

@@ -2,7 +2,9 @@
 //
 // gacc_cpu_matmul_{f16,bf16}_f32 against a double-precision reference over
 // the widened operands: transposes, broadcast batch dimensions, several
-// panels of k, and strided (non-BLAS) layouts.
+// panels of k, and strided (non-BLAS) layouts. bf16 takes the AVX512-BF16
+// kernel where the CPU has it; ctest runs these again with
+// GACC_DISABLE_AVX512BF16=1 for the widening path.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,6 +106,15 @@ TEST(Matmul16, HalfAndBFloatAccumulateInF32) {
 TEST(Matmul16, ManyPanelsOfK) {
   // m + n = 2048 gives panels of 512: k = 1500 takes three.
   check(DType::BF16, 1, 64, 1984, 1500, false, true, 1);
+}
+
+TEST(Matmul16, Bf16BlocksAndEdges) {
+  // On AVX512-BF16, GemmBf16.cpp's blocking: m past a block of 96 rows and
+  // not a multiple of the 12-row tile, n not a multiple of 32, odd k past
+  // a block of 384, every transpose.
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      check(DType::BF16, 2, 100, 70, 777, ta, tb, 1);
 }
 
 TEST(Matmul16, StridedLayoutsTakeTheLoop) {

@@ -107,4 +107,19 @@ def SplitFills : GaccPass<"gacc-split-fills"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def CopiesToLinalg : GaccPass<"gacc-copies-to-linalg"> {
+  let consumes = "`memref.copy`";
+  let produces = "`linalg.copy`, a loop nest like the others";
+  let summary = "memref.copy as linalg.copy, which becomes a loop nest or a kernel";
+  let description = [{
+    A `memref.copy` becomes a `linalg.copy`, so that it takes the path of
+    every other linalg op instead of the runtime's generic, element by
+    element `memrefCopy`: on the CPU an outlined, vectorized nest that runs
+    on the thread pool (GPT-mini's step: 10% of its time was `memrefCopy`),
+    on CUDA a kernel (a copy left on the host would copy device memory with
+    the CPU).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // GACC_TARGET_COMMON_PASSES_TD

@@ -20,12 +20,14 @@ struct ApproximateMathPass
     static const llvm::StringSet<> approximated = {
         "atan", "atan2", "cbrt", "erf",   "erfc", "exp",
         "expm1", "log",  "log1p", "log2", "tanh"};
+    auto predicate = [](StringRef name) {
+      name.consume_front("math.");
+      return approximated.contains(name);
+    };
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) {
-          name.consume_front("math.");
-          return approximated.contains(name);
-        });
+    // 16-bit floats (mixed precision) compute these in f32, approximated.
+    populateMathF32ExpansionPatterns(patterns, predicate);
+    populateMathPolynomialApproximationPatterns(patterns, predicate);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -60,8 +60,9 @@ def ApproximateMath : GaccPass<"gacc-cpu-approximate-math"> {
     arithmetic that LLVM vectorizes with the loop around it, where a call
     to libm keeps the loop scalar (on this machine 12% of GPT-mini's step
     was scalar `expm1f`, `tanhf` and `expf`). The approximations are
-    accurate to a few ulp, as IREE's CPU backend uses them; f64 (gradient
-    checks) keeps libm.
+    accurate to a few ulp, as IREE's CPU backend uses them. f16 and bf16
+    operands (mixed precision) are extended to f32 around them; f64
+    (gradient checks) keeps libm.
 
     ```mlir
     %y = math.exp %x : f32

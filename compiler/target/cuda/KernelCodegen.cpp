@@ -1,6 +1,7 @@
 //===- KernelCodegen.cpp - the step's loops as CUDA kernels -----------------===//
 
 #include "compiler/target/cuda/KernelCodegen.h"
+#include "compiler/target/common/Passes.h"
 #include "compiler/target/cuda/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

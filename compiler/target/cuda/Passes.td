@@ -143,18 +143,6 @@ def BlockReductions : GaccPass<"gacc-cuda-block-reductions"> {
                            "::mlir::scf::SCFDialect"];
 }
 
-def CopiesToLinalg : GaccPass<"gacc-cuda-copies-to-linalg"> {
-  let consumes = "`memref.copy`";
-  let produces = "`linalg.copy`, so copies become kernels";
-  let summary = "memref.copy as linalg.copy, which becomes a kernel";
-  let description = [{
-    A `memref.copy` left on the host would copy device memory with the
-    CPU (`memrefCopy`); as `linalg.copy` it becomes parallel loops and a
-    kernel like every other linalg op.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
-}
-
 def HostMemoryToKernels : GaccPass<"gacc-cuda-host-memory-to-kernels", "::mlir::func::FuncOp"> {
   let consumes = "host values kernels read (constants, globals)";
   let produces = "those values inside the kernels";

@@ -363,6 +363,7 @@ std::string serializeArtifact(const Artifact &artifact) {
     next = alignUp(next + bytes.size());
   }
   Json header = {{"target", artifact.target},
+                 {"cpu_features", artifact.cpuFeatures},
                  {"model", modelJson(artifact.model)},
                  {"sections", sections}};
   std::string body = header.dump();
@@ -411,6 +412,9 @@ Status parseArtifact(const std::string &bytes, const std::string &origin,
     if (!target.empty() && artifact.target != target)
       return error("compiled for target '" + artifact.target +
                    "', not '" + target + "'");
+    if (header.contains("cpu_features"))
+      artifact.cpuFeatures =
+          header.at("cpu_features").get<std::vector<std::string>>();
     artifact.model = modelFrom(header.at("model"));
     size_t data = alignUp(kPrefixBytes + headerSize);
     for (const Json &section : header.at("sections")) {

@@ -8,6 +8,7 @@
 #include "gacc/runtime/CpuMemory.h"
 #include "gacc/runtime/ThreadPool.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <dlfcn.h>
@@ -73,6 +74,57 @@ const std::vector<HostImport> &hostImports() {
     return list;
   }();
   return all;
+}
+
+namespace {
+/// __builtin_cpu_supports takes its name as a literal.
+#define GACC_CPU_FEATURE(name) {name, [] { return __builtin_cpu_supports(name) != 0; }}
+struct CpuFeature {
+  const char *name;
+  bool (*present)();
+};
+const CpuFeature kCpuFeatures[] = {
+#if defined(__x86_64__)
+    GACC_CPU_FEATURE("sse4.2"),     GACC_CPU_FEATURE("avx"),
+    GACC_CPU_FEATURE("avx2"),       GACC_CPU_FEATURE("fma"),
+    GACC_CPU_FEATURE("f16c"),       GACC_CPU_FEATURE("bmi2"),
+    GACC_CPU_FEATURE("avx512f"),    GACC_CPU_FEATURE("avx512bw"),
+    GACC_CPU_FEATURE("avx512dq"),   GACC_CPU_FEATURE("avx512vl"),
+    GACC_CPU_FEATURE("avx512cd"),   GACC_CPU_FEATURE("avx512vnni"),
+    GACC_CPU_FEATURE("avx512bf16"),
+#endif
+};
+#undef GACC_CPU_FEATURE
+} // namespace
+
+const std::vector<std::string> &checkedCpuFeatures() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> list;
+    for (const CpuFeature &feature : kCpuFeatures)
+      list.push_back(feature.name);
+    return list;
+  }();
+  return names;
+}
+
+Status checkCpuFeatures(const std::vector<std::string> &features,
+                        const std::string &origin) {
+  // A name this runtime does not know (from a newer compiler) counts as
+  // missing: the code may use it.
+  std::string missing;
+  for (const std::string &name : features) {
+    auto known = std::find_if(
+        std::begin(kCpuFeatures), std::end(kCpuFeatures),
+        [&](const CpuFeature &feature) { return name == feature.name; });
+    if (known == std::end(kCpuFeatures) || !known->present())
+      missing += (missing.empty() ? "" : ", ") + name;
+  }
+  if (missing.empty())
+    return Status();
+  return Status::error(origin + ": compiled for a CPU with " + missing +
+                       ", which this CPU lacks (or this runtime cannot "
+                       "check): compile the model again on this machine "
+                       "(gacc compile)");
 }
 
 Status loadHostCode(const std::string &sharedObject, const std::string &origin,
@@ -144,6 +196,8 @@ Status openTrainer(const std::string &path, uint64_t seed,
   auto host = artifact.sections.find("host");
   if (host == artifact.sections.end())
     return Status::error(path + ": no host code section");
+  if (Status status = checkCpuFeatures(artifact.cpuFeatures, path); !status)
+    return status;
   CompiledStep compiled;
   if (Status status = loadHostCode(host->second, path, compiled); !status)
     return status;

@@ -9,13 +9,16 @@
 // depend on the thread count. Row-major matrices with unit inner stride go
 // to OpenBLAS; anything else takes a plain loop, so every layout is correct.
 //
-// f16 and bf16 operands accumulate into f32 C: BLAS gets them widened one
-// panel of k at a time.
+// f16 and bf16 operands accumulate into f32 C. bf16 on a CPU with
+// AVX512-BF16 takes GemmBf16.cpp's dot products; otherwise BLAS gets the
+// operands widened one panel of k at a time.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gacc/runtime/Tensor.h"
 #include "gacc/runtime/ThreadPool.h"
+
+#include "GemmBf16.h"
 
 #include <cblas.h>
 #if defined(__x86_64__)
@@ -25,6 +28,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 extern "C" int openblas_get_num_threads(void);
@@ -119,19 +123,22 @@ struct Block {
 
 /// Calls body(block) for the blocks of C ([batch..., m, n], `rank` of
 /// `sizes`) on the thread pool. Each batch is cut along the longer of its
-/// rows and columns into pieces of at least about 2 M multiply-adds (tens
-/// of microseconds), in multiples of 16 (BLAS's register tiles).
+/// rows and columns into at most 16 pieces of at least about 2 M
+/// multiply-adds (tens of microseconds) and 128 rows or columns (so that
+/// packing the other operand pays), in multiples of 16 (BLAS's register
+/// tiles).
 template <typename F>
 void forEachBlock(int64_t rank, const int64_t *sizes, int64_t k, F body) {
   constexpr int64_t kMinBlockWork = int64_t(1) << 21;
+  constexpr int64_t kMinBlockExtent = 128, kMaxPieces = 16;
   int64_t m = sizes[rank - 2], n = sizes[rank - 1], batches = 1;
   for (int64_t d = 0; d < rank - 2; ++d)
     batches *= sizes[d];
   bool byRows = m >= n;
   int64_t extent = byRows ? m : n;
-  int64_t pieces =
-      std::clamp<int64_t>(m * n * std::max<int64_t>(k, 1) / kMinBlockWork, 1,
-                          64);
+  int64_t pieces = std::clamp<int64_t>(
+      m * n * std::max<int64_t>(k, 1) / kMinBlockWork, 1,
+      std::min(kMaxPieces, std::max<int64_t>(extent / kMinBlockExtent, 1)));
   int64_t step = (extent + pieces - 1) / pieces;
   step = std::max<int64_t>((step + 15) / 16 * 16, 1);
   int64_t perBatch = std::max<int64_t>((extent + step - 1) / step, 1);
@@ -241,6 +248,19 @@ void widenedMatmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
     float *bc = c.data + c.batchOffset(block.index) + block.i0 * c.stride(2) +
                 block.j0 * c.stride(1);
     int64_t m = block.i1 - block.i0, n = block.j1 - block.j0;
+    // bf16 on AVX512-BF16: dot products of the operands as they are.
+    if constexpr (std::is_same_v<T, BFloat16>)
+      if (c.stride(1) == 1 && gacc::rt::hasBf16Dot()) {
+        auto bits = [](const BFloat16 *p) {
+          return reinterpret_cast<const uint16_t *>(p);
+        };
+        gacc::rt::gemmBf16(bits(ba), ta ? a.stride(1) : a.stride(2),
+                           ta ? a.stride(2) : a.stride(1), bits(bb),
+                           tb ? b.stride(1) : b.stride(2),
+                           tb ? b.stride(2) : b.stride(1), bc, c.stride(2), m,
+                           n, k);
+        return;
+      }
     // About 4 MiB of f32 panels per thread, kept between calls.
     int64_t panel = std::clamp<int64_t>(
         (1 << 20) / std::max<int64_t>(m + n, 1), 1, std::max<int64_t>(k, 1));

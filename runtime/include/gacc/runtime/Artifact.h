@@ -44,6 +44,9 @@ struct Artifact {
   /// "cpu" or "cuda".
   std::string target;
   ModelInfo model;
+  /// The instruction-set extensions its host code uses (checkedCpuFeatures
+  /// names): a CPU without one of them refuses it.
+  std::vector<std::string> cpuFeatures;
   /// Named blobs of compiled code, in name order.
   std::map<std::string, std::string> sections;
 };

@@ -31,6 +31,16 @@ const std::vector<HostImport> &hostImports();
 /// The prefix of an imported function's pointer variable.
 inline constexpr char kHostImportPrefix[] = "gacc_import.";
 
+/// The instruction-set extensions host code may be compiled to use that
+/// the runtime can check on the CPU it runs on (LLVM's names: "avx2",
+/// "avx512f", "avx512bf16", ...).
+const std::vector<std::string> &checkedCpuFeatures();
+
+/// An error naming those of `features` (checkedCpuFeatures names) this CPU
+/// lacks, for host code from `origin`; success when it has them all.
+Status checkCpuFeatures(const std::vector<std::string> &features,
+                        const std::string &origin);
+
 /// Loads `sharedObject` (the bytes of an artifact's "host" section) from
 /// memory, binds its imports and finds `_mlir_ciface_gacc_step` and
 /// `_mlir_ciface_gacc_eval`. `origin` names it in errors.

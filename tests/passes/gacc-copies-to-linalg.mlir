@@ -1,4 +1,4 @@
-// RUN: gacc-opt %s --gacc-cuda-copies-to-linalg | FileCheck %s
+// RUN: gacc-opt %s --gacc-copies-to-linalg | FileCheck %s
 
 // A copy becomes linalg.copy, which the kernel mapping turns into a kernel.
 // CHECK-LABEL: func.func @copy

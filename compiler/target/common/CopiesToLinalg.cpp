@@ -1,11 +1,12 @@
-//===- CopiesToLinalg.cpp - copies as kernels -------------------------------===//
+//===- CopiesToLinalg.cpp - copies as loop nests --------------------------===//
 
-#include "compiler/target/cuda/Passes.h"
+#include "compiler/target/common/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_COPIESTOLINALG
-#include "compiler/target/cuda/Passes.h.inc"
+#include "compiler/target/common/Passes.h.inc"
 } // namespace mlir::gacc
 
 using namespace mlir;

@@ -1,0 +1,188 @@
+//===- GemmBf16.cpp - bf16 matmuls on AVX512-BF16 dot products --------------===//
+//
+// C (f32) += op(A) · op(B) for bf16 A and B with the CPU's VDPBF16PS, which
+// multiplies pairs of bf16 along k and adds both products to an f32
+// accumulator: twice the multiply-adds of an f32 FMA per instruction, and
+// no widened copies of the operands. Organized as BLIS is: B is packed a
+// kc x nc block at a time into strips of 32 columns holding k in pairs, A
+// an mc x kc block at a time into panels of 12 rows of pairs, and a 12 x 32
+// micro-kernel keeps its tile of C in 24 registers over the block's k.
+// Packing pads with zeros, so the kernel always runs whole tiles and only
+// its stores are masked. The order of the sums is fixed by the shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmBf16.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace gacc::rt {
+namespace {
+constexpr int64_t kRows = 12;    // MR: rows of the micro-kernel's tile
+constexpr int64_t kColumns = 32; // NR: two registers of 16 floats
+constexpr int64_t kDepth = 384;  // kc: a strip of B (24 KiB) stays in L1
+constexpr int64_t kBlockRows = 8 * kRows;    // mc: A's block (72 KiB) in L2
+constexpr int64_t kBlockColumns = 48 * kColumns; // nc
+
+#if defined(__x86_64__)
+#define GACC_BF16_TARGET                                                       \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+/// C's tile [rows x 32] (rows <= 12, columns masked) += the dot products of
+/// `pairs` pairs of A's panel and B's strip.
+GACC_BF16_TARGET void microKernel(int64_t pairs, const uint32_t *a,
+                                  const uint16_t *b, float *c, int64_t ldc,
+                                  int64_t rows, __mmask16 low,
+                                  __mmask16 high) {
+  __m512 acc[kRows][2];
+#pragma GCC unroll 12
+  for (int64_t i = 0; i < kRows; ++i)
+    acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < pairs; ++p) {
+    __m512bh b0 = (__m512bh)_mm512_loadu_si512(b + p * 2 * kColumns);
+    __m512bh b1 = (__m512bh)_mm512_loadu_si512(b + p * 2 * kColumns + 32);
+#pragma GCC unroll 12
+    for (int64_t i = 0; i < kRows; ++i) {
+      __m512bh ai = (__m512bh)_mm512_set1_epi32(a[p * kRows + i]);
+      acc[i][0] = _mm512_dpbf16_ps(acc[i][0], ai, b0);
+      acc[i][1] = _mm512_dpbf16_ps(acc[i][1], ai, b1);
+    }
+  }
+#pragma GCC unroll 12
+  for (int64_t i = 0; i < kRows; ++i) {
+    if (i >= rows)
+      break;
+    float *row = c + i * ldc;
+    _mm512_mask_storeu_ps(
+        row, low, _mm512_add_ps(_mm512_maskz_loadu_ps(low, row), acc[i][0]));
+    _mm512_mask_storeu_ps(row + 16, high,
+                          _mm512_add_ps(_mm512_maskz_loadu_ps(high, row + 16),
+                                        acc[i][1]));
+  }
+}
+
+/// A[i0 + i, p0 + p] for i < mc, p < kc into panels of 12 rows: panel r
+/// holds pairs (p, p + 1) of its rows as [pairs][12] 32-bit words; rows and
+/// the odd k past the block are zeros.
+void packA(const uint16_t *a, int64_t rowStride, int64_t colStride,
+           int64_t mc, int64_t kc, uint32_t *packed) {
+  int64_t pairs = (kc + 1) / 2, whole = kc / 2;
+  for (int64_t r = 0; r < mc; r += kRows, packed += pairs * kRows)
+    for (int64_t i = 0; i < kRows; ++i) {
+      if (r + i >= mc) {
+        for (int64_t p = 0; p < pairs; ++p)
+          packed[p * kRows + i] = 0;
+        continue;
+      }
+      // Each row read in order; a pair is one word when k is contiguous.
+      const uint16_t *row = a + (r + i) * rowStride;
+      if (colStride == 1) {
+        for (int64_t p = 0; p < whole; ++p) {
+          uint32_t pair;
+          std::memcpy(&pair, row + 2 * p, sizeof(pair));
+          packed[p * kRows + i] = pair;
+        }
+      } else {
+        for (int64_t p = 0; p < whole; ++p)
+          packed[p * kRows + i] =
+              row[2 * p * colStride] |
+              (uint32_t(row[(2 * p + 1) * colStride]) << 16);
+      }
+      if (whole < pairs)
+        packed[whole * kRows + i] = row[2 * whole * colStride];
+    }
+}
+
+/// B[p0 + p, j0 + j] for p < kc, j < nc into strips of 32 columns: strip s
+/// holds [pairs][32 columns] words of two bf16 (rows 2p and 2p + 1);
+/// columns and the odd k past the block are zeros.
+void packB(const uint16_t *b, int64_t rowStride, int64_t colStride,
+           int64_t kc, int64_t nc, uint16_t *packedBits) {
+  auto *packed = reinterpret_cast<uint32_t *>(packedBits);
+  int64_t pairs = (kc + 1) / 2;
+  for (int64_t s = 0; s < nc; s += kColumns, packed += pairs * kColumns) {
+    int64_t columns = std::min(kColumns, nc - s);
+    for (int64_t p = 0; p < pairs; ++p) {
+      // Two rows of the strip, read along j (contiguous when B is not
+      // transposed), interleaved into pairs.
+      const uint16_t *even = b + 2 * p * rowStride + s * colStride;
+      const uint16_t *odd = 2 * p + 1 < kc ? even + rowStride : nullptr;
+      uint32_t *out = packed + p * kColumns;
+      for (int64_t j = 0; j < columns; ++j)
+        out[j] = even[j * colStride] |
+                 (odd ? uint32_t(odd[j * colStride]) << 16 : 0);
+      for (int64_t j = columns; j < kColumns; ++j)
+        out[j] = 0;
+    }
+  }
+}
+
+bool detect() {
+  if (const char *off = std::getenv("GACC_DISABLE_AVX512BF16"))
+    if (*off && std::strcmp(off, "0") != 0)
+      return false;
+  return __builtin_cpu_supports("avx512f") &&
+         __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512bf16");
+}
+#endif
+} // namespace
+
+bool hasBf16Dot() {
+#if defined(__x86_64__)
+  static const bool available = detect();
+  return available;
+#else
+  return false;
+#endif
+}
+
+void gemmBf16(const uint16_t *a, int64_t aRowStride, int64_t aColStride,
+              const uint16_t *b, int64_t bRowStride, int64_t bColStride,
+              float *c, int64_t ldc, int64_t m, int64_t n, int64_t k) {
+#if defined(__x86_64__)
+  thread_local std::vector<uint32_t> packedA;
+  thread_local std::vector<uint16_t> packedB;
+  int64_t maxPairs = (std::min(k, kDepth) + 1) / 2;
+  packedA.resize(static_cast<size_t>(kBlockRows * maxPairs));
+  packedB.resize(static_cast<size_t>(kBlockColumns * maxPairs * 2));
+  for (int64_t jc = 0; jc < n; jc += kBlockColumns) {
+    int64_t nc = std::min(kBlockColumns, n - jc);
+    for (int64_t pc = 0; pc < k; pc += kDepth) {
+      int64_t kc = std::min(kDepth, k - pc), pairs = (kc + 1) / 2;
+      packB(b + pc * bRowStride + jc * bColStride, bRowStride, bColStride, kc,
+            nc, packedB.data());
+      for (int64_t ic = 0; ic < m; ic += kBlockRows) {
+        int64_t mc = std::min(kBlockRows, m - ic);
+        packA(a + ic * aRowStride + pc * aColStride, aRowStride, aColStride,
+              mc, kc, packedA.data());
+        for (int64_t jr = 0; jr < nc; jr += kColumns) {
+          int64_t columns = std::min(kColumns, nc - jr);
+          __mmask16 low = columns >= 16 ? 0xFFFF : (1u << columns) - 1;
+          __mmask16 high =
+              columns <= 16 ? 0 : columns >= 32 ? 0xFFFF : (1u << (columns - 16)) - 1;
+          const uint16_t *strip = packedB.data() + jr * pairs * 2;
+          for (int64_t ir = 0; ir < mc; ir += kRows)
+            microKernel(pairs, packedA.data() + ir * pairs, strip,
+                        c + (ic + ir) * ldc + jc + jr, ldc,
+                        std::min(kRows, mc - ir), low, high);
+        }
+      }
+    }
+  }
+#else
+  (void)a, (void)aRowStride, (void)aColStride, (void)b, (void)bRowStride,
+      (void)bColStride, (void)c, (void)ldc, (void)m, (void)n, (void)k;
+  std::abort();
+#endif
+}
+
+} // namespace gacc::rt
