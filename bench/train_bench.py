@@ -2,7 +2,7 @@
 """Training-step throughput of gacc against PyTorch eager, in one run.
 
 For examples/mlp.mlir (batch 64) and examples/gpt_mini.mlir (batch 16), and
-with --gpt2 GPT-2-small's shapes (examples/make_gpt.py: vocab 50257, context
+with --models ...,gpt2_small GPT-2-small's shapes (examples/make_gpt.py: vocab 50257, context
 256, width 768, 12 heads, 12 layers, batch 4): samples/s of a full step
 (forward, backward, AdamW) for gacc (`gacc run`, synthetic data, JIT) and
 PyTorch eager with the same model, batch and thread count, their ratio, and
@@ -11,7 +11,7 @@ measures now. The bf16 rows are gacc's `--precision bf16` against PyTorch
 under torch.autocast("cpu", dtype=torch.bfloat16).
 
 usage: bench/train_bench.py [--gacc build/bin/gacc] [--threads 2] [--steps 60]
-                            [--gpt2] [--no-bf16]
+                            [--models mlp,gpt_mini,gpt2_small] [--no-bf16]
 Needs Debian's python3-torch and libopenblas0-pthread (without OpenBLAS,
 torch uses the reference BLAS and any ratio is meaningless).
 """
@@ -37,6 +37,18 @@ def sgemm_gflops(n=1024, repeats=10):
     for _ in range(repeats):
         torch.mm(a, b)
     return 2 * n ** 3 * repeats / (time.perf_counter() - start) / 1e9
+
+
+def rate(samples_per_s):
+    """Samples/s in 9 columns, with decimals where it is small."""
+    return f"{samples_per_s:9.2f}" if samples_per_s < 100 else f"{samples_per_s:9.0f}"
+
+
+def random_tokens():
+    """A batch of parity's GPT at its current shapes, without padding."""
+    shape = (parity.B, parity.T)
+    return {"tokens": torch.randint(0, parity.V, shape, dtype=torch.int32),
+            "targets": torch.randint(0, parity.V, shape, dtype=torch.int32)}
 
 
 def mlp_flops(batch):
@@ -91,8 +103,8 @@ def main():
     p.add_argument("--gacc", default=os.path.join(root, "build/bin/gacc"))
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=60)
-    p.add_argument("--gpt2", action="store_true",
-                   help="also GPT-2-small's shapes (minutes per row)")
+    p.add_argument("--models", default="mlp,gpt_mini",
+                   help="of mlp, gpt_mini, gpt2_small (minutes per row)")
     p.add_argument("--no-bf16", action="store_true", help="f32 rows only")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
@@ -109,7 +121,7 @@ def main():
               ("gpt_mini", os.path.join(examples, "gpt_mini.mlir"),
                gpt_mini_shapes, a.steps)]
     work = tempfile.TemporaryDirectory()
-    if a.gpt2:
+    if "gpt2_small" in a.models.split(","):
         gpt2 = os.path.join(work.name, "gpt2.mlir")
         with open(gpt2, "w") as f:
             subprocess.run([sys.executable, os.path.join(examples, "make_gpt.py"),
@@ -119,10 +131,14 @@ def main():
         models.append(("gpt2_small", gpt2, (50257, 256, 768, 12, 12, 4),
                        max(3, a.steps // 10)))
     for name, file, shapes, steps in models:
+        if name not in a.models.split(","):
+            continue
         if shapes:  # parity's GPT at these shapes
             parity.V, parity.T, parity.C, parity.H, parity.L, parity.B = shapes
         _, make_params, make_batch, loss_fn, adamw, clip = \
             parity.MODELS["mlp" if name == "mlp" else "gpt"]
+        if name == "gpt2_small":
+            make_batch = random_tokens
         batch = next(iter(make_batch().values())).shape[0]
         flops = mlp_flops if name == "mlp" else gpt_flops
         for precision in ("f32",) if a.no_bf16 else ("f32", "bf16"):
@@ -132,8 +148,8 @@ def main():
                                          batch, steps, adamw, clip,
                                          autocast=precision == "bf16")
             per_sample = flops(batch) / batch / 1e9
-            print(f"{name:10} {precision:>5} {batch:5d} {ours:9.1f} "
-                  f"{theirs:9.1f} {ours / theirs:6.2f} "
+            print(f"{name:10} {precision:>5} {batch:5d} {rate(ours)} "
+                  f"{rate(theirs)} {ours / theirs:6.2f} "
                   f"{ours * per_sample / peak:9.1%} "
                   f"{theirs * per_sample / peak:9.1%}", flush=True)
 

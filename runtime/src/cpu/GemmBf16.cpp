@@ -21,6 +21,10 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+// GCC 12's AVX-512 intrinsics start some results from an undefined vector,
+// which -W(maybe-)uninitialized reports at every use.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 namespace gacc::rt {
@@ -68,58 +72,127 @@ GACC_BF16_TARGET void microKernel(int64_t pairs, const uint32_t *a,
   }
 }
 
+/// The indices that interleave two vectors of 32 bf16 into pairs:
+/// (x[j], y[j]) for j < 16 with kLow, j >= 16 with kHigh
+/// (_mm512_permutex2var_epi16 numbers y's lanes from 32).
+GACC_BF16_TARGET __m512i interleaveIndices(int first) {
+  alignas(64) uint16_t lanes[32];
+  for (int j = 0; j < 16; ++j) {
+    lanes[2 * j] = static_cast<uint16_t>(first + j);
+    lanes[2 * j + 1] = static_cast<uint16_t>(32 + first + j);
+  }
+  return _mm512_load_si512(lanes);
+}
+
+/// Transposes the 16 x 16 32-bit words in `rows`.
+GACC_BF16_TARGET void transpose16x16(__m512i rows[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(rows[i], rows[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(rows[i], rows[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    rows[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    rows[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    rows[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    rows[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 16; i += 8)
+    for (int j = 0; j < 4; ++j) {
+      t[i + j] = _mm512_shuffle_i32x4(rows[i + j], rows[i + j + 4], 0x88);
+      t[i + j + 4] = _mm512_shuffle_i32x4(rows[i + j], rows[i + j + 4], 0xdd);
+    }
+  for (int j = 0; j < 8; ++j) {
+    rows[j] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0x88);
+    rows[j + 8] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0xdd);
+  }
+}
+
 /// A[i0 + i, p0 + p] for i < mc, p < kc into panels of 12 rows: panel r
 /// holds pairs (p, p + 1) of its rows as [pairs][12] 32-bit words; rows and
-/// the odd k past the block are zeros.
-void packA(const uint16_t *a, int64_t rowStride, int64_t colStride,
-           int64_t mc, int64_t kc, uint32_t *packed) {
-  int64_t pairs = (kc + 1) / 2, whole = kc / 2;
-  for (int64_t r = 0; r < mc; r += kRows, packed += pairs * kRows)
-    for (int64_t i = 0; i < kRows; ++i) {
-      if (r + i >= mc) {
-        for (int64_t p = 0; p < pairs; ++p)
-          packed[p * kRows + i] = 0;
-        continue;
+/// the odd k past the block are zeros. Whole panels take vector code:
+/// 16 x 16 transposes of pairs when rows run along k (A as stored), an
+/// interleave of two k-rows when they run along m (A transposed).
+GACC_BF16_TARGET void packA(const uint16_t *a, int64_t rowStride,
+                            int64_t colStride, int64_t mc, int64_t kc,
+                            uint32_t *packed) {
+  const __m512i low = interleaveIndices(0);
+  constexpr __mmask16 kPanel = (1u << kRows) - 1;
+  int64_t pairs = (kc + 1) / 2;
+  for (int64_t r = 0; r < mc; r += kRows, packed += pairs * kRows) {
+    int64_t rows = std::min(kRows, mc - r);
+    const uint16_t *panel = a + r * rowStride;
+    int64_t p = 0;
+    if (rows == kRows && colStride == 1)
+      for (; 2 * (p + 16) <= kc; p += 16) {
+        __m512i words[16];
+        for (int64_t i = 0; i < 16; ++i)
+          words[i] = i < kRows
+                         ? _mm512_loadu_si512(panel + i * rowStride + 2 * p)
+                         : _mm512_setzero_si512();
+        transpose16x16(words);
+        for (int64_t q = 0; q < 16; ++q)
+          _mm512_mask_storeu_epi32(packed + (p + q) * kRows, kPanel, words[q]);
       }
-      // Each row read in order; a pair is one word when k is contiguous.
-      const uint16_t *row = a + (r + i) * rowStride;
-      if (colStride == 1) {
-        for (int64_t p = 0; p < whole; ++p) {
-          uint32_t pair;
-          std::memcpy(&pair, row + 2 * p, sizeof(pair));
-          packed[p * kRows + i] = pair;
-        }
+    for (; p < pairs; ++p) {
+      uint32_t *out = packed + p * kRows;
+      const uint16_t *even = panel + 2 * p * colStride;
+      const uint16_t *odd = 2 * p + 1 < kc ? even + colStride : nullptr;
+      if (rows == kRows && odd && rowStride == 1) {
+        __m512i e = _mm512_castsi256_si512(_mm256_maskz_loadu_epi16(kPanel, even));
+        __m512i o = _mm512_castsi256_si512(_mm256_maskz_loadu_epi16(kPanel, odd));
+        _mm512_mask_storeu_epi32(out, kPanel, _mm512_permutex2var_epi16(e, low, o));
       } else {
-        for (int64_t p = 0; p < whole; ++p)
-          packed[p * kRows + i] =
-              row[2 * p * colStride] |
-              (uint32_t(row[(2 * p + 1) * colStride]) << 16);
+        for (int64_t i = 0; i < kRows; ++i)
+          out[i] = i < rows ? even[i * rowStride] |
+                                  (odd ? uint32_t(odd[i * rowStride]) << 16 : 0)
+                            : 0;
       }
-      if (whole < pairs)
-        packed[whole * kRows + i] = row[2 * whole * colStride];
     }
+  }
 }
 
 /// B[p0 + p, j0 + j] for p < kc, j < nc into strips of 32 columns: strip s
 /// holds [pairs][32 columns] words of two bf16 (rows 2p and 2p + 1);
-/// columns and the odd k past the block are zeros.
-void packB(const uint16_t *b, int64_t rowStride, int64_t colStride,
-           int64_t kc, int64_t nc, uint16_t *packedBits) {
+/// columns and the odd k past the block are zeros. Whole strips take vector
+/// code: an interleave of two rows when they run along n (B as stored),
+/// 16 x 16 transposes of pairs when columns run along k (B transposed, as
+/// a linear layer's weight).
+GACC_BF16_TARGET void packB(const uint16_t *b, int64_t rowStride,
+                            int64_t colStride, int64_t kc, int64_t nc,
+                            uint16_t *packedBits) {
+  const __m512i low = interleaveIndices(0), high = interleaveIndices(16);
   auto *packed = reinterpret_cast<uint32_t *>(packedBits);
   int64_t pairs = (kc + 1) / 2;
   for (int64_t s = 0; s < nc; s += kColumns, packed += pairs * kColumns) {
     int64_t columns = std::min(kColumns, nc - s);
-    for (int64_t p = 0; p < pairs; ++p) {
-      // Two rows of the strip, read along j (contiguous when B is not
-      // transposed), interleaved into pairs.
-      const uint16_t *even = b + 2 * p * rowStride + s * colStride;
-      const uint16_t *odd = 2 * p + 1 < kc ? even + rowStride : nullptr;
+    const uint16_t *strip = b + s * colStride;
+    int64_t p = 0;
+    if (columns == kColumns && rowStride == 1)
+      for (; 2 * (p + 16) <= kc; p += 16)
+        for (int64_t half = 0; half < kColumns; half += 16) {
+          __m512i words[16];
+          for (int64_t j = 0; j < 16; ++j)
+            words[j] = _mm512_loadu_si512(strip + (half + j) * colStride + 2 * p);
+          transpose16x16(words);
+          for (int64_t q = 0; q < 16; ++q)
+            _mm512_storeu_si512(packed + (p + q) * kColumns + half, words[q]);
+        }
+    for (; p < pairs; ++p) {
       uint32_t *out = packed + p * kColumns;
-      for (int64_t j = 0; j < columns; ++j)
-        out[j] = even[j * colStride] |
-                 (odd ? uint32_t(odd[j * colStride]) << 16 : 0);
-      for (int64_t j = columns; j < kColumns; ++j)
-        out[j] = 0;
+      const uint16_t *even = strip + 2 * p * rowStride;
+      const uint16_t *odd = 2 * p + 1 < kc ? even + rowStride : nullptr;
+      if (columns == kColumns && odd && colStride == 1) {
+        __m512i e = _mm512_loadu_si512(even), o = _mm512_loadu_si512(odd);
+        _mm512_storeu_si512(out, _mm512_permutex2var_epi16(e, low, o));
+        _mm512_storeu_si512(out + 16, _mm512_permutex2var_epi16(e, high, o));
+      } else {
+        for (int64_t j = 0; j < kColumns; ++j)
+          out[j] = j < columns
+                       ? even[j * colStride] |
+                             (odd ? uint32_t(odd[j * colStride]) << 16 : 0)
+                       : 0;
+      }
     }
   }
 }
