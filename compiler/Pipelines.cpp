@@ -32,6 +32,11 @@ void gacc::buildTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options) {
   pm.addPass(createConfigureStep(options));
   buildDifferentiationPipeline(pm);
+  buildStepPipeline(pm, options);
+}
+
+void gacc::buildStepPipeline(OpPassManager &pm,
+                             const TrainingPipelineOptions &options) {
   pm.addPass(createRemat());
   pm.addPass(createAccumulate());
   BuildStepOptions buildStep;

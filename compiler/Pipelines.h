@@ -144,6 +144,11 @@ void buildDifferentiationPipeline(OpPassManager &pm);
 /// step (see ConfigureStep.h), then the transforms build it.
 void buildTrainingPipeline(OpPassManager &pm,
                            const TrainingPipelineOptions &options);
+/// The training stage after differentiation: rematerialization,
+/// accumulation, the step's update (what the memory planner runs on a
+/// differentiated module for each remat schedule it tries).
+void buildStepPipeline(OpPassManager &pm,
+                       const TrainingPipelineOptions &options);
 void buildGaccToLinalgPipeline(OpPassManager &pm);
 void buildBufferizePipeline(OpPassManager &pm);
 /// What a step's code runs on.

@@ -2,6 +2,7 @@
 
 #include "compiler/plan/MemoryPlan.h"
 #include "compiler/Describe.h"
+#include "compiler/Passes.h"
 #include "compiler/Pipelines.h"
 #include "dialects/gacc/GaccShapes.h"
 #include "passes/Passes.h"
@@ -24,18 +25,43 @@ static LogicalResult runOnCopy(PassManager &pm, ModuleOp copy) {
   return pm.run(copy);
 }
 
-/// The gradient function of one micro-batch of `step` (of its whole batch
-/// without micro-batches), in `scratch`, a copy of its module.
-static FailureOr<func::FuncOp>
-microBatchGradient(TrainStepOp step, OwningOpRef<ModuleOp> &scratch) {
-  scratch = step->getParentOfType<ModuleOp>().clone();
-  PassManager pm(scratch->getContext());
+/// `step`'s module, configured (gacc-configure-step) and differentiated:
+/// what every rematerialization schedule of the step shares, so the
+/// planner differentiates once per micro-batch and precision.
+static FailureOr<OwningOpRef<ModuleOp>> differentiate(TrainStepOp step) {
+  OwningOpRef<ModuleOp> module = step->getParentOfType<ModuleOp>().clone();
+  PassManager pm(module->getContext());
+  TrainingPipelineOptions options;
+  options.step = step.getSymName().str();
+  pm.addPass(createConfigureStep(options));
   buildDifferentiationPipeline(pm);
-  if (failed(runOnCopy(pm, *scratch)))
+  if (failed(runOnCopy(pm, *module)))
     return failure();
-  TrainStepOp copy = TrainStepOp::find(*scratch, step.getSymName());
-  func::FuncOp grad = copy.getMicroGradientFunc();
-  return grad ? grad : copy.getGradientFunc();
+  return module;
+}
+
+/// A copy of `differentiated` whose step has `step`'s remat settings (the
+/// schedule the planner tries), and that step.
+static std::pair<OwningOpRef<ModuleOp>, TrainStepOp>
+copyWithRemat(ModuleOp differentiated, TrainStepOp step) {
+  OwningOpRef<ModuleOp> copy = differentiated.clone();
+  TrainStepOp copied = TrainStepOp::find(*copy, step.getSymName());
+  if (RematAttr remat = step.getRematAttr())
+    copied.setRematAttr(remat);
+  else
+    copied.removeRematAttr();
+  if (Attribute budget = step->getAttr(kRematActivationBudgetAttrName))
+    copied->setAttr(kRematActivationBudgetAttrName, budget);
+  else
+    copied->removeAttr(kRematActivationBudgetAttrName);
+  return {std::move(copy), copied};
+}
+
+/// The gradient function of one micro-batch of a differentiated step (of
+/// its whole batch without micro-batches).
+static func::FuncOp microBatchGradient(TrainStepOp differentiated) {
+  func::FuncOp grad = differentiated.getMicroGradientFunc();
+  return grad ? grad : differentiated.getGradientFunc();
 }
 
 /// Bytes of the low-precision copies of parameters that gacc-mixed-precision
@@ -57,16 +83,15 @@ static int64_t weightCopyBytes(func::FuncOp grad,
 /// What the backward of one micro-batch reads, before and after the step's
 /// rematerialization policy; sets `plan.weightCopyBytes`.
 static FailureOr<RematReport> activationReport(TrainStepOp step,
+                                               ModuleOp differentiated,
                                                MemoryPlan &plan) {
-  OwningOpRef<ModuleOp> scratch;
-  FailureOr<func::FuncOp> grad = microBatchGradient(step, scratch);
-  if (failed(grad))
-    return failure();
+  auto [scratch, copied] = copyWithRemat(differentiated, step);
+  func::FuncOp grad = microBatchGradient(copied);
   FailureOr<llvm::StringSet<>> kept = lowPrecisionParams(step);
   if (failed(kept))
     return failure();
-  plan.weightCopyBytes = weightCopyBytes(*grad, *kept);
-  return rematerialize(*grad, getRematConfig(step));
+  plan.weightCopyBytes = weightCopyBytes(grad, *kept);
+  return rematerialize(grad, getRematConfig(copied));
 }
 
 /// Elements the collectives of `gacc_step` move per step, as the runtime's
@@ -101,7 +126,10 @@ static int64_t communicatedElements(ModuleOp module) {
   return total;
 }
 
-FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
+/// The plan of `step` (with its remat settings) from its `differentiated`
+/// module.
+static FailureOr<MemoryPlan> planDifferentiated(TrainStepOp step,
+                                                ModuleOp differentiated) {
   MemoryPlan plan;
   plan.batchSize = step.getBatchSize();
   plan.microBatchSize = step.getEffectiveMicroBatchSize();
@@ -114,7 +142,7 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
   plan.batchBytes = layout->batch.bytes;
   plan.ioBytes = layout->io.bytes;
   plan.precision = step.getEffectivePrecision();
-  FailureOr<RematReport> remat = activationReport(step, plan);
+  FailureOr<RematReport> remat = activationReport(step, differentiated, plan);
   if (failed(remat))
     return failure();
   plan.remat = *remat;
@@ -122,11 +150,11 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
   plan.activationBytes = remat->savedBytes;
 
   // Compile a copy as far as the memory plan, counting its collectives.
-  OwningOpRef<ModuleOp> module = step->getParentOfType<ModuleOp>().clone();
+  OwningOpRef<ModuleOp> module = copyWithRemat(differentiated, step).first;
   PassManager pm(module->getContext());
   TrainingPipelineOptions options;
   options.step = step.getSymName().str();
-  buildTrainingPipeline(pm, options);
+  buildStepPipeline(pm, options);
   if (failed(runOnCopy(pm, *module)))
     return failure();
   plan.ranks = step.getEffectiveZero().getRanks();
@@ -142,6 +170,13 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
   plan.workspaceBytes = workspace.workspaceBytes;
   plan.unplannedBytes = workspace.unplannedBytes;
   return plan;
+}
+
+FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
+  FailureOr<OwningOpRef<ModuleOp>> differentiated = differentiate(step);
+  if (failed(differentiated))
+    return failure();
+  return planDifferentiated(step, **differentiated);
 }
 
 FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
@@ -208,9 +243,16 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
     else
       step->removeAttr(kRematActivationBudgetAttrName);
   };
+  // Every candidate is the same differentiated step with another schedule:
+  // differentiate once (configured without remat, so that
+  // gacc-configure-step does not plan the budget again).
+  configure({RematPolicy::none});
+  FailureOr<OwningOpRef<ModuleOp>> differentiated = differentiate(step);
+  if (failed(differentiated))
+    return failure();
   auto planWith = [&](const Candidate &candidate) {
     configure(candidate);
-    return planMemory(step);
+    return planDifferentiated(step, **differentiated);
   };
   // Everything but the kept activations, from the plan without remat.
   FailureOr<MemoryPlan> keepAll = planWith({RematPolicy::none});
@@ -219,11 +261,8 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
   if (keepAll->peakBytes() <= budgetBytes) // Nothing to recompute.
     return planWith(
         {RematPolicy::budget, std::numeric_limits<int64_t>::max() / 2});
-  OwningOpRef<ModuleOp> scratch;
-  FailureOr<func::FuncOp> grad = microBatchGradient(step, scratch);
-  if (failed(grad))
-    return failure();
-  FailureOr<int64_t> least = minimumRematActivationBytes(*grad);
+  FailureOr<int64_t> least = minimumRematActivationBytes(microBatchGradient(
+      TrainStepOp::find(**differentiated, step.getSymName())));
   if (failed(least))
     return failure();
   // The least-memory schedule must fit.
