@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/jit/Jit.h"
+#include "gacc/runtime/ThreadPool.h"
 #include "gacc/runtime/Trainer.h"
 
 #include <pybind11/numpy.h>
@@ -183,6 +184,20 @@ PyTrainer compile(const std::string &mlir, const py::kwargs &keywords) {
 
 PYBIND11_MODULE(_gacc, m) {
   m.doc() = "gacc: compile and train neural-network training steps";
+  m.def(
+      "set_num_threads",
+      [](int count) {
+        if (count < 1)
+          throw py::value_error("set_num_threads: the count must be at "
+                                "least 1, got " + std::to_string(count));
+        gacc::rt::setThreads(count);
+      },
+      py::arg("count"),
+      "Sets the threads compiled CPU steps run on (as `gacc run --threads`; "
+      "the default is $GACC_NUM_THREADS, else every core). Results do not "
+      "depend on it.");
+  m.def("get_num_threads", &gacc::rt::threads,
+        "The threads compiled CPU steps run on.");
   py::class_<PyTrainer>(m, "Trainer")
       .def_static(
           "open",

@@ -5,11 +5,12 @@
     trainer = gacc.from_torch(model, {"x": x}, optimizer=opt, loss="mse",
                               targets={"y": y})
 
-`Trainer` is the compiled extension (bindings/python/GaccModule.cpp);
+`Trainer` and `set_num_threads`/`get_num_threads` (the CPU steps' thread
+pool, as torch's) are the compiled extension (bindings/python/GaccModule.cpp);
 `from_torch` and `to_mlir` import a PyTorch module (gacc/frontend.py), and
 load torch only when called.
 """
-from ._gacc import Trainer  # noqa: F401
+from ._gacc import Trainer, get_num_threads, set_num_threads  # noqa: F401
 
 
 def from_torch(module, inputs, **keywords):
