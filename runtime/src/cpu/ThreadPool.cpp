@@ -88,10 +88,7 @@ public:
   }
   ~Pool() { resize(1); }
 
-  int size() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return static_cast<int>(workers_.size()) + 1;
-  }
+  int size() const { return size_.load(std::memory_order_relaxed); }
 
   void resize(int count) {
     // Not while a job runs: wait for the pool to be free.
@@ -108,6 +105,7 @@ public:
     stopping_ = false;
     for (int i = 1; i < count; ++i)
       workers_.emplace_back([this] { work(); });
+    size_.store(count, std::memory_order_relaxed);
     busy_.store(false, std::memory_order_release);
   }
 
@@ -183,9 +181,12 @@ private:
   std::atomic<bool> stopping_{false};
   /// Workers inside the current job.
   std::atomic<int> active_{0};
-  /// Held by the thread whose job the pool runs.
+  /// Held by the thread whose job the pool runs, and while it is resized.
   std::atomic<bool> busy_{false};
+  /// Owned by whoever holds busy_.
   std::vector<std::thread> workers_;
+  /// The caller and the workers.
+  std::atomic<int> size_{1};
 };
 
 } // namespace
