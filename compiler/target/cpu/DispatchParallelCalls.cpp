@@ -11,7 +11,6 @@ namespace mlir::gacc {
 using namespace mlir;
 
 namespace {
-constexpr StringLiteral kParallelGrain = "gacc.parallel_grain";
 constexpr StringLiteral kParallelFor = "gacc_cpu_parallel_for";
 
 struct DispatchParallelCallsPass
@@ -25,7 +24,7 @@ struct DispatchParallelCallsPass
         return;
       auto function =
           module.lookupSymbol<LLVM::LLVMFuncOp>(callee.getValue());
-      if (function && function->hasAttr(kParallelGrain))
+      if (function && function->hasAttr(gacc::kParallelGrainAttrName))
         calls.push_back(call);
     });
     if (calls.empty())
@@ -77,9 +76,10 @@ struct DispatchParallelCallsPass
       unsigned n = call.getNumOperands();
       Value lo = call.getOperand(n - 2), hi = call.getOperand(n - 1);
       Value extent = LLVM::SubOp::create(at, loc, hi, lo);
-      Value grain = LLVM::ConstantOp::create(
-          at, loc, i64,
-          cast<IntegerAttr>(function->getAttr(kParallelGrain)).getInt());
+      int64_t chunk =
+          cast<IntegerAttr>(function->getAttr(gacc::kParallelGrainAttrName))
+              .getInt();
+      Value grain = LLVM::ConstantOp::create(at, loc, i64, chunk);
       Value taskAddress = LLVM::AddressOfOp::create(at, loc, task);
       LLVM::CallOp::create(at, loc, parallelFor,
                            ValueRange{taskAddress, slotsBase, extent, grain});

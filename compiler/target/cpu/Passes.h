@@ -15,6 +15,10 @@ namespace mlir::gacc {
 #define GEN_PASS_DECL
 #include "compiler/target/cpu/Passes.h.inc"
 
+/// On a loop nest function gacc-cpu-split-parallel-nests split: the chunk
+/// size gacc-cpu-dispatch-parallel-calls runs its calls in.
+inline constexpr StringLiteral kParallelGrainAttrName = "gacc.parallel_grain";
+
 #define GEN_PASS_REGISTRATION
 #include "compiler/target/cpu/Passes.h.inc"
 

@@ -12,8 +12,6 @@ namespace mlir::gacc {
 using namespace mlir;
 
 namespace {
-constexpr StringLiteral kParallelGrain = "gacc.parallel_grain";
-
 /// The only linalg op of `function`, if it has exactly one.
 linalg::LinalgOp onlyNest(func::FuncOp function) {
   linalg::LinalgOp nest;
@@ -132,7 +130,8 @@ struct SplitParallelNestsPass
       auto shifted = arith::AddIOp::create(after, loc, op, lo);
       op.getResult().replaceAllUsesExcept(shifted, shifted);
     });
-    function->setAttr(kParallelGrain, b.getI64IntegerAttr(grain));
+    function->setAttr(gacc::kParallelGrainAttrName,
+                      b.getI64IntegerAttr(grain));
     for (Operation *user : users.getUsers(function)) {
       auto call = dyn_cast<func::CallOp>(user);
       if (!call) {

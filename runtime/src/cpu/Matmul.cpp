@@ -158,16 +158,25 @@ void forEachBlock(int64_t rank, const int64_t *sizes, int64_t k, F body) {
   });
 }
 
-/// The first element of op(A)'s rows from `i0` (A: [m, k], or [k, m] when
-/// transposed), of op(B)'s columns from `j0` and of C's block.
-template <typename T, typename U>
-const T *rowsOfA(const View<U> &a, const T *batch, bool ta, int64_t i0) {
-  return batch + i0 * (ta ? a.stride(1) : a.stride(2));
-}
-template <typename T, typename U>
-const T *columnsOfB(const View<U> &b, const T *batch, bool tb, int64_t j0) {
-  return batch + j0 * (tb ? b.stride(2) : b.stride(1));
-}
+/// What one block of C multiplies: op(A)'s rows [i0, i1) (A: [m, k], or
+/// [k, m] when transposed), op(B)'s columns [j0, j1) and C's block, each by
+/// its first element, and the block's sizes.
+template <typename T, typename TC> struct BlockOperands {
+  const T *a;
+  const T *b;
+  TC *c;
+  int64_t m, n;
+
+  BlockOperands(const View<T> &va, const View<T> &vb, const View<TC> &vc,
+                bool ta, bool tb, const Block &block)
+      : a(va.data + va.batchOffset(block.index) +
+          block.i0 * (ta ? va.stride(1) : va.stride(2))),
+        b(vb.data + vb.batchOffset(block.index) +
+          block.j0 * (tb ? vb.stride(2) : vb.stride(1))),
+        c(vc.data + vc.batchOffset(block.index) + block.i0 * vc.stride(2) +
+          block.j0 * vc.stride(1)),
+        m(block.i1 - block.i0), n(block.j1 - block.j0) {}
+};
 
 template <typename T>
 void matmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
@@ -177,17 +186,14 @@ void matmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
   bool blas = a.stride(1) == 1 && b.stride(1) == 1 && c.stride(1) == 1;
   SingleThreadedBlas singleThreaded;
   forEachBlock(rankC, c.sizes, k, [&](const Block &block) {
-    const T *pa = rowsOfA(a, a.data + a.batchOffset(block.index), ta, block.i0);
-    const T *pb =
-        columnsOfB(b, b.data + b.batchOffset(block.index), tb, block.j0);
-    T *pc = c.data + c.batchOffset(block.index) + block.i0 * c.stride(2) +
-            block.j0 * c.stride(1);
-    int64_t m = block.i1 - block.i0, n = block.j1 - block.j0;
+    BlockOperands<T, T> x(a, b, c, ta, tb, block);
     if (blas)
-      gemm(pa, pb, pc, ta, tb, m, n, k, a.stride(2), b.stride(2), c.stride(2));
+      gemm(x.a, x.b, x.c, ta, tb, x.m, x.n, k, a.stride(2), b.stride(2),
+           c.stride(2));
     else
-      loopGemm<T>({pa, a.stride(2), a.stride(1)}, {pb, b.stride(2), b.stride(1)},
-                  {pc, c.stride(2), c.stride(1)}, ta, tb, m, n, k);
+      loopGemm<T>({x.a, a.stride(2), a.stride(1)},
+                  {x.b, b.stride(2), b.stride(1)},
+                  {x.c, c.stride(2), c.stride(1)}, ta, tb, x.m, x.n, k);
   });
 }
 
@@ -242,12 +248,10 @@ void widenedMatmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
   int64_t k = ta ? a.size(2) : a.size(1);
   SingleThreadedBlas singleThreaded;
   forEachBlock(rankC, c.sizes, k, [&](const Block &block) {
-    const T *ba = rowsOfA(a, a.data + a.batchOffset(block.index), ta, block.i0);
-    const T *bb =
-        columnsOfB(b, b.data + b.batchOffset(block.index), tb, block.j0);
-    float *bc = c.data + c.batchOffset(block.index) + block.i0 * c.stride(2) +
-                block.j0 * c.stride(1);
-    int64_t m = block.i1 - block.i0, n = block.j1 - block.j0;
+    BlockOperands<T, float> x(a, b, c, ta, tb, block);
+    const T *ba = x.a, *bb = x.b;
+    float *bc = x.c;
+    int64_t m = x.m, n = x.n;
     // bf16 on AVX512-BF16: dot products of the operands as they are.
     if constexpr (std::is_same_v<T, BFloat16>)
       if (c.stride(1) == 1 && gacc::rt::hasBf16Dot()) {
