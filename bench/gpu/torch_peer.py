@@ -12,40 +12,15 @@ context 1024, width 768, 12 heads, 12 layers, batch 8), as
 bench/gpu/gpt2_bench.sh compiles it, with attention through
 scaled_dot_product_attention (flash attention where PyTorch picks it).
 """
+import functools
 import os
 import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(__file__))
 import parity  # noqa: E402
-
-
-def sdpa_gpt_loss(p, batch):
-    """parity.gpt_loss with attention by scaled_dot_product_attention."""
-    V, T, C, H, L = parity.V, parity.T, parity.C, parity.H, parity.L
-    B = batch["tokens"].shape[0]
-    x = p["wte.weight"][batch["tokens"].long()] + p["wpe.weight"]
-    for i in range(L):
-        h = f"h.{i}"
-        n = F.layer_norm(x, (C,), p[f"{h}.ln_1.weight"], p[f"{h}.ln_1.bias"])
-        qkv = n @ p[f"{h}.attn.c_attn.weight"].T + p[f"{h}.attn.c_attn.bias"]
-        q, k, v = (t.reshape(B, T, H, C // H).transpose(1, 2)
-                   for t in qkv.split(C, dim=2))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        y = y.transpose(1, 2).reshape(B, T, C)
-        x = x + y @ p[f"{h}.attn.c_proj.weight"].T + p[f"{h}.attn.c_proj.bias"]
-        n = F.layer_norm(x, (C,), p[f"{h}.ln_2.weight"], p[f"{h}.ln_2.bias"])
-        m = F.gelu(n @ p[f"{h}.mlp.c_fc.weight"].T + p[f"{h}.mlp.c_fc.bias"],
-                   approximate="tanh")
-        x = x + m @ p[f"{h}.mlp.c_proj.weight"].T + p[f"{h}.mlp.c_proj.bias"]
-    x = F.layer_norm(x, (C,), p["ln_f.weight"], p["ln_f.bias"])
-    logits = x @ p["lm_head.weight"].T
-    return F.cross_entropy(logits.reshape(-1, V),
-                           batch["targets"].long().reshape(-1),
-                           ignore_index=-100)
 
 
 model, precision, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -53,7 +28,7 @@ if model == "gpt2":
     parity.V, parity.T, parity.C, parity.H, parity.L, parity.B = (
         50257, 1024, 768, 12, 12, 8)
     _, make_params, make_batch, _, adamw, clip = parity.MODELS["gpt"]
-    loss_fn = sdpa_gpt_loss
+    loss_fn = functools.partial(parity.gpt_loss, sdpa=True)
 else:
     _, make_params, make_batch, loss_fn, adamw, clip = parity.MODELS[model]
 device = torch.device("cuda")

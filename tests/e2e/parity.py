@@ -104,7 +104,9 @@ def gpt_padded_batch():
     return {"tokens": tokens, "targets": targets, "mask": mask}
 
 
-def gpt_loss(p, batch):
+def gpt_loss(p, batch, sdpa=False):
+    """With `sdpa` (PyTorch 2, bench/gpu/torch_peer.py), causal attention by
+    scaled_dot_product_attention instead of the explicit softmax."""
     B = batch["tokens"].shape[0]  # any batch (a rank's share, too)
     x = p["wte.weight"][batch["tokens"].long()] + p["wpe.weight"]
     mask = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
@@ -117,9 +119,13 @@ def gpt_loss(p, batch):
         qkv = n @ p[f"{h}.attn.c_attn.weight"].T + p[f"{h}.attn.c_attn.bias"]
         q, k, v = (t.reshape(B, T, H, C // H).transpose(1, 2)
                    for t in qkv.split(C, dim=2))
-        att = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(C // H)) + key_bias
-        att = att.masked_fill(~mask, float("-inf")).softmax(dim=3)
-        y = (att @ v).transpose(1, 2).reshape(B, T, C)
+        if sdpa:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            att = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(C // H)) + key_bias
+            att = att.masked_fill(~mask, float("-inf")).softmax(dim=3)
+            y = att @ v
+        y = y.transpose(1, 2).reshape(B, T, C)
         x = x + y @ p[f"{h}.attn.c_proj.weight"].T + p[f"{h}.attn.c_proj.bias"]
         n = F.layer_norm(x, (C,), p[f"{h}.ln_2.weight"], p[f"{h}.ln_2.bias"])
         m = F.gelu(n @ p[f"{h}.mlp.c_fc.weight"].T + p[f"{h}.mlp.c_fc.bias"],
