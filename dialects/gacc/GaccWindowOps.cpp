@@ -232,36 +232,53 @@ struct ConvShapes {
 };
 } // namespace
 
+/// The columns of `op`'s input by group, with the examples and output
+/// positions as one axis: [G, K', N·L]. A convolution is then one GEMM per
+/// group over the whole batch; per example (N GEMMs with L columns each)
+/// the BLAS repacked the weight N times, and L is 1 to 64 in a ResNet's
+/// late stages.
+static Value columnsByGroup(OpBuilder &b, Conv2dOp op, const ConvShapes &s) {
+  Location loc = op.getLoc();
+  Value columns = buildReshape(b, loc, buildIm2col(b, op, op.getInput(), 0.0),
+                               {s.n, s.g, s.k, s.l});
+  return buildReshape(b, loc, buildTranspose(b, loc, columns, {1, 2, 0, 3}),
+                      {s.g, s.k, s.n * s.l});
+}
+
 Value mlir::gacc::buildConv2dByColumns(OpBuilder &b, Conv2dOp op) {
   Location loc = op.getLoc();
   ConvShapes s(op);
-  Value columns = buildReshape(b, loc, buildIm2col(b, op, op.getInput(), 0.0),
-                               {s.n, s.g, s.k, s.l});
   Value weight = buildReshape(b, loc, op.getWeight(), {s.g, s.f / s.g, s.k});
-  Value y = buildMatmul(b, loc, weight, columns);
-  return buildReshape(b, loc, y, op.getType().getShape());
+  // [G, F/G, N·L] back to N x F x OH x OW.
+  Value y = buildReshape(b, loc,
+                         buildMatmul(b, loc, weight, columnsByGroup(b, op, s)),
+                         {s.g, s.f / s.g, s.n, s.l});
+  return buildReshape(b, loc, buildTranspose(b, loc, y, {2, 0, 1, 3}),
+                      op.getType().getShape());
 }
 
 LogicalResult Conv2dOp::buildVJP(OpBuilder &b, Value dy,
                                  SmallVectorImpl<Value> &grads) {
   Location loc = getLoc();
   ConvShapes s(*this);
-  Value grouped = buildReshape(b, loc, dy, {s.n, s.g, s.f / s.g, s.l});
+  Value dyByGroup = buildReshape(
+      b, loc,
+      buildTranspose(b, loc,
+                     buildReshape(b, loc, dy, {s.n, s.g, s.f / s.g, s.l}),
+                     {1, 2, 0, 3}),
+      {s.g, s.f / s.g, s.n * s.l});
   Value weight = buildReshape(b, loc, getWeight(), {s.g, s.f / s.g, s.k});
-  // dx: the columns' gradient Wᵀ·dy, summed back into the image.
-  Value dcolumns = buildMatmul(b, loc, weight, grouped, /*transposeLhs=*/true);
-  dcolumns = buildReshape(b, loc, dcolumns, {s.n, s.c, s.kk, s.l});
+  // dx: the columns' gradient Wᵀ·dy [G, K', N·L], as N x C x KH·KW x L and
+  // summed back into the image.
+  Value dcolumns =
+      buildMatmul(b, loc, weight, dyByGroup, /*transposeLhs=*/true);
+  dcolumns = buildReshape(b, loc, dcolumns, {s.g, s.c / s.g, s.kk, s.n, s.l});
+  dcolumns =
+      buildReshape(b, loc, buildTranspose(b, loc, dcolumns, {3, 0, 1, 2, 4}),
+                   {s.n, s.c, s.kk, s.l});
   grads.push_back(buildCol2im(b, *this, dcolumns, getInput().getType()));
   // dW: dy·columnsᵀ, contracting the examples and positions together.
-  Value columns = buildReshape(b, loc, buildIm2col(b, *this, getInput(), 0.0),
-                               {s.n, s.g, s.k, s.l});
-  Value dyByGroup = buildReshape(
-      b, loc, buildTranspose(b, loc, grouped, {1, 2, 0, 3}),
-      {s.g, s.f / s.g, s.n * s.l});
-  Value columnsByGroup = buildReshape(
-      b, loc, buildTranspose(b, loc, columns, {1, 2, 0, 3}),
-      {s.g, s.k, s.n * s.l});
-  Value dweight = buildMatmul(b, loc, dyByGroup, columnsByGroup,
+  Value dweight = buildMatmul(b, loc, dyByGroup, columnsByGroup(b, *this, s),
                               /*transposeLhs=*/false, /*transposeRhs=*/true);
   grads.push_back(
       buildReshape(b, loc, dweight, getWeight().getType().getShape()));

@@ -70,17 +70,42 @@ func.func @reduce_max(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
 
 // -----
 
+// A transpose is a generic reading the input through the permutation (so
+// that fusion folds it away); a reshape is a collapse and/or an expansion
+// (which fusion folds through), runs of dimensions of equal size, a unit
+// dimension joining the run before it.
+// CHECK-DAG: #[[PERM:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: func.func @shapes
 func.func @shapes(%x: tensor<2x3xf32>) -> (tensor<3x2xf32>, tensor<6xf32>, tensor<1x2xf32>, tensor<4x3xf32>) {
-  // CHECK: linalg.transpose
+  // CHECK: linalg.generic {indexing_maps = [#[[PERM]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+  // CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: linalg.yield %[[IN]]
   %t = gacc.transpose %x perm = [1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
-  // CHECK: tensor.reshape
+  // CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<2x3xf32> into tensor<6xf32>
   %r = gacc.reshape %x : tensor<2x3xf32> -> tensor<6xf32>
   // CHECK: tensor.extract_slice %{{.*}}[1, 1] [1, 2] [1, 1]
   %s = gacc.slice %x offsets = [1, 1] sizes = [1, 2] : tensor<2x3xf32> -> tensor<1x2xf32>
   // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[1, 0] [2, 3] [1, 1]
   %p = gacc.pad %x low = [1, 0] high = [1, 0] : tensor<2x3xf32> -> tensor<4x3xf32>
   return %t, %r, %s, %p : tensor<3x2xf32>, tensor<6xf32>, tensor<1x2xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @regroup
+func.func @regroup(%x: tensor<4x6x5xf32>, %s: tensor<1x1xf32>) -> (tensor<4x1x2x3x5xf32>, tensor<8x3x5xf32>, tensor<f32>) {
+  // Adding a unit dimension and splitting one: only an expansion.
+  // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2, 3], [4]] output_shape [4, 1, 2, 3, 5]
+  %a = gacc.reshape %x : tensor<4x6x5xf32> -> tensor<4x1x2x3x5xf32>
+  // Regrouping 4x6 as 8x3: a collapse, then an expansion.
+  // CHECK: %[[C:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<4x6x5xf32> into tensor<24x5xf32>
+  // CHECK: tensor.expand_shape %[[C]] {{\[\[}}0, 1], [2]] output_shape [8, 3, 5]
+  %b = gacc.reshape %x : tensor<4x6x5xf32> -> tensor<8x3x5xf32>
+  // To rank 0 there is no grouping: tensor.reshape.
+  // CHECK: tensor.reshape
+  %c = gacc.reshape %s : tensor<1x1xf32> -> tensor<f32>
+  return %a, %b, %c : tensor<4x1x2x3x5xf32>, tensor<8x3x5xf32>, tensor<f32>
 }
 
 // -----

@@ -4,16 +4,17 @@
 #rhs = affine_map<(d0, d1, d2) -> (d1, d2)>
 #out = affine_map<(d0, d1, d2) -> (d0, d1)>
 
-// CHECK-DAG: func.func private @gacc_cpu_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i32, i32)
-// CHECK-DAG: func.func private @gacc_cpu_matmul_f16_f32(memref<*xf16>, memref<*xf16>, memref<*xf32>, i32, i32)
+// CHECK-DAG: func.func private @gacc_cpu_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i32, i32, i32)
+// CHECK-DAG: func.func private @gacc_cpu_matmul_f16_f32(memref<*xf16>, memref<*xf16>, memref<*xf32>, i32, i32, i32)
 // CHECK-LABEL: func.func @marked
 func.func @marked(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memref<4x5xf32>) {
   // CHECK-DAG: %[[A:.*]] = memref.cast %arg0 : memref<4x3xf32> to memref<*xf32>
   // CHECK-DAG: %[[B:.*]] = memref.cast %arg1 : memref<5x3xf32> to memref<*xf32>
   // CHECK-DAG: %[[C:.*]] = memref.cast %arg2 : memref<4x5xf32> to memref<*xf32>
-  // CHECK-DAG: %[[NO:.*]] = arith.constant 0 : i32
-  // CHECK-DAG: %[[YES:.*]] = arith.constant 1 : i32
-  // CHECK: call @gacc_cpu_matmul_f32(%[[A]], %[[B]], %[[C]], %[[NO]], %[[YES]])
+  // CHECK: %[[NO:.*]] = arith.constant 0 : i32
+  // CHECK: %[[YES:.*]] = arith.constant 1 : i32
+  // CHECK: %[[ACCUMULATE:.*]] = arith.constant 1 : i32
+  // CHECK: call @gacc_cpu_matmul_f32(%[[A]], %[[B]], %[[C]], %[[NO]], %[[YES]], %[[ACCUMULATE]])
   // CHECK-NOT: linalg.contract
   linalg.contract indexing_maps = [#lhs, #rhs, #out]
       ins(%a, %b : memref<4x3xf32>, memref<5x3xf32>) outs(%c : memref<4x5xf32>)
@@ -25,8 +26,44 @@ func.func @marked(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memref<4x5xf32>)
 func.func @named_matmul(%a: memref<4x3xf32>, %b: memref<3x5xf32>, %c: memref<4x5xf32>) {
   // CHECK: %[[NO:.*]] = arith.constant 0 : i32
   // CHECK: %[[NO2:.*]] = arith.constant 0 : i32
-  // CHECK: call @gacc_cpu_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[NO]], %[[NO2]])
+  // CHECK: call @gacc_cpu_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[NO]], %[[NO2]],
   linalg.matmul ins(%a, %b : memref<4x3xf32>, memref<3x5xf32>) outs(%c : memref<4x5xf32>)
+  return
+}
+
+// A zero fill of C that is the last write before the product: dropped, and
+// the call overwrites C (accumulate = 0). Views between do not count; a
+// fill of another value, or a write between, keeps the fill.
+// CHECK-LABEL: func.func @overwrite
+func.func @overwrite(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %buf: memref<?xi8>, %d: memref<4x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %c0 = arith.constant 0 : index
+  // CHECK-NOT: linalg.fill
+  // CHECK: arith.constant 0 : i32
+  // CHECK: arith.constant 1 : i32
+  // CHECK: %[[OVERWRITE:.*]] = arith.constant 0 : i32
+  // CHECK: call @gacc_cpu_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[OVERWRITE]])
+  %c = memref.view %buf[%c0][] : memref<?xi8> to memref<4x5xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x5xf32>)
+  linalg.contract indexing_maps = [#lhs, #rhs, #out]
+      ins(%a, %b : memref<4x3xf32>, memref<5x3xf32>) outs(%c : memref<4x5xf32>)
+  // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg3
+  // CHECK: arith.constant 1 : i32
+  // CHECK: %[[ACCUMULATE:.*]] = arith.constant 1 : i32
+  // CHECK: call @gacc_cpu_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ACCUMULATE]])
+  linalg.fill ins(%one : f32) outs(%d : memref<4x5xf32>)
+  linalg.contract indexing_maps = [#lhs, #rhs, #out]
+      ins(%a, %b : memref<4x3xf32>, memref<5x3xf32>) outs(%d : memref<4x5xf32>)
+  // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg3
+  // CHECK: memref.copy
+  // CHECK: arith.constant 1 : i32
+  // CHECK: %[[ACCUMULATE2:.*]] = arith.constant 1 : i32
+  // CHECK: call @gacc_cpu_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ACCUMULATE2]])
+  linalg.fill ins(%zero : f32) outs(%d : memref<4x5xf32>)
+  memref.copy %c, %d : memref<4x5xf32> to memref<4x5xf32>
+  linalg.contract indexing_maps = [#lhs, #rhs, #out]
+      ins(%a, %b : memref<4x3xf32>, memref<5x3xf32>) outs(%d : memref<4x5xf32>)
   return
 }
 

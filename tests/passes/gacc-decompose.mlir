@@ -52,14 +52,19 @@ func.func @gelu_tanh(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %y : tensor<4xf32>
 }
 
-// A convolution is im2col and a matmul of the flattened weight (per group)
-// with the columns.
+// A convolution is im2col and one matmul per group of the flattened weight
+// with the columns of all examples ([G, C/G·KH·KW, N·OH·OW]), the result
+// transposed back to N x F x OH x OW.
 // CHECK-LABEL: func.func @conv2d
+// CHECK: %[[W:.*]] = gacc.reshape %{{.*}} : tensor<6x2x3x3xf32> -> tensor<2x3x18xf32>
 // CHECK: %[[COLS:.*]] = gacc.im2col %{{.*}} kernel = [3, 3] stride = [1, 1] padding = [1, 1] dilation = [1, 1] : tensor<2x4x8x8xf32> -> tensor<2x4x9x64xf32>
 // CHECK: %[[C:.*]] = gacc.reshape %[[COLS]] : tensor<2x4x9x64xf32> -> tensor<2x2x18x64xf32>
-// CHECK: %[[W:.*]] = gacc.reshape %{{.*}} : tensor<6x2x3x3xf32> -> tensor<2x3x18xf32>
-// CHECK: %[[Y:.*]] = gacc.matmul %[[W]], %[[C]] : tensor<2x3x18xf32>, tensor<2x2x18x64xf32> -> tensor<2x2x3x64xf32>
-// CHECK: gacc.reshape %[[Y]] : tensor<2x2x3x64xf32> -> tensor<2x6x8x8xf32>
+// CHECK: %[[CT:.*]] = gacc.transpose %[[C]] perm = [1, 2, 0, 3] : tensor<2x2x18x64xf32> -> tensor<2x18x2x64xf32>
+// CHECK: %[[CG:.*]] = gacc.reshape %[[CT]] : tensor<2x18x2x64xf32> -> tensor<2x18x128xf32>
+// CHECK: %[[Y:.*]] = gacc.matmul %[[W]], %[[CG]] : tensor<2x3x18xf32>, tensor<2x18x128xf32> -> tensor<2x3x128xf32>
+// CHECK: %[[YG:.*]] = gacc.reshape %[[Y]] : tensor<2x3x128xf32> -> tensor<2x3x2x64xf32>
+// CHECK: %[[YT:.*]] = gacc.transpose %[[YG]] perm = [2, 0, 1, 3] : tensor<2x3x2x64xf32> -> tensor<2x2x3x64xf32>
+// CHECK: gacc.reshape %[[YT]] : tensor<2x2x3x64xf32> -> tensor<2x6x8x8xf32>
 func.func @conv2d(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<2x6x8x8xf32> {
   %y = gacc.conv2d %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 2 : tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32> -> tensor<2x6x8x8xf32>
   return %y : tensor<2x6x8x8xf32>

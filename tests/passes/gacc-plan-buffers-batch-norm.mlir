@@ -35,10 +35,10 @@ gacc.train_step @t model @m batch_size 8 optimizer #gacc.sgd<lr = 0.1>
 // CHECK-SAME: gacc.unplanned_bytes = 0 : i64
 // CHECK-NOT: memref.alloc
 // CHECK: %[[MEAN:.*]] = memref.view %arg3[%{{.*}}][] : memref<?xi8> to memref<1x6xf32>
-// CHECK: %[[RMW:.*]] = memref.view %arg0[%c256{{.*}}][] : memref<?xi8> to memref<6xf32>
-// CHECK-NEXT: linalg.generic {{.*}} outs(%[[RMW]] : memref<6xf32>)
-// CHECK: %[[RVW:.*]] = memref.view %arg0[%c320{{.*}}][] : memref<?xi8> to memref<6xf32>
-// CHECK-NEXT: linalg.generic {{.*}} outs(%[[RVW]] : memref<6xf32>)
+// CHECK: %[[RMW:.*]] = memref.view %arg0[%c256{{.*}}][] : memref<?xi8> to memref<1x6xf32>
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[RMW]] : memref<1x6xf32>)
+// CHECK: %[[RVW:.*]] = memref.view %arg0[%c320{{.*}}][] : memref<?xi8> to memref<1x6xf32>
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[RVW]] : memref<1x6xf32>)
 // CHECK-NOT: memref.alloc
 // CHECK-LABEL: func.func @gacc_eval
 // CHECK-SAME: gacc.unplanned_bytes = 0 : i64

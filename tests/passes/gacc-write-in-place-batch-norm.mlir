@@ -36,10 +36,14 @@ gacc.train_step @t model @m batch_size 8 optimizer #gacc.sgd<lr = 0.1>
 // CHECK-LABEL: func.func @gacc_step
 // CHECK-DAG: %[[RM:.*]] = memref.view %arg0[%c256][] : memref<?xi8> to memref<6xf32>
 // CHECK-DAG: %[[RV:.*]] = memref.view %arg0[%c320][] : memref<?xi8> to memref<6xf32>
-// CHECK: %[[RMW:.*]] = memref.view %arg0[%c256{{.*}}][] : memref<?xi8> to memref<6xf32>
-// CHECK-NEXT: linalg.generic {{.*}} ins(%[[RM]], %{{.*}} : memref<6xf32>, memref<6xf32>) outs(%[[RMW]] : memref<6xf32>)
-// CHECK: %[[RVW:.*]] = memref.view %arg0[%c320{{.*}}][] : memref<?xi8> to memref<6xf32>
-// CHECK-NEXT: linalg.generic {{.*}} ins(%[[RV]], %{{.*}} : memref<6xf32>, memref<6xf32>) outs(%[[RVW]] : memref<6xf32>)
+// The update runs on [1, 6] (the statistics' reductions keep the batch
+// dimension), through views of the same slots.
+// CHECK: %[[RME:.*]] = memref.expand_shape %[[RM]] {{\[\[}}0, 1]] output_shape [1, 6]
+// CHECK: %[[RMW:.*]] = memref.view %arg0[%c256{{.*}}][] : memref<?xi8> to memref<1x6xf32>
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[RME]], %{{.*}} : memref<1x6xf32>, memref<1x6xf32>) outs(%[[RMW]] : memref<1x6xf32>)
+// CHECK: %[[RVE:.*]] = memref.expand_shape %[[RV]] {{\[\[}}0, 1]] output_shape [1, 6]
+// CHECK: %[[RVW:.*]] = memref.view %arg0[%c320{{.*}}][] : memref<?xi8> to memref<1x6xf32>
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[RVE]], %{{.*}} : memref<1x6xf32>, memref<1x6xf32>) outs(%[[RVW]] : memref<1x6xf32>)
 // CHECK-NOT: memref.copy %{{.*}}, %[[RMW]]
 // CHECK-NOT: memref.copy %{{.*}}, %[[RVW]]
 // CHECK-LABEL: func.func @gacc_eval

@@ -138,7 +138,7 @@ TEST(Artifact, WrongMagicVersionOrTargetIsRefused) {
   other = bytes;
   other[8] = 1;
   EXPECT_EQ(parse(other).message(),
-            "m.gacc: artifact format version 1, this runtime reads version 2: "
+            "m.gacc: artifact format version 1, this runtime reads version 3: "
             "compile it again");
   EXPECT_EQ(parse(bytes, "cuda").message(),
             "m.gacc: compiled for target 'cpu', not 'cuda'");

@@ -1,10 +1,13 @@
-//===- MatmulTest.cpp - the matmul kernels compiled CPU code calls ----------===//
+//===- MatmulTest.cpp - the matmul kernels compiled CPU code calls
+//----------===//
 //
 // gacc_cpu_matmul_{f16,bf16}_f32 against a double-precision reference over
 // the widened operands: transposes, broadcast batch dimensions, several
 // panels of k, and strided (non-BLAS) layouts. bf16 takes the AVX512-BF16
 // kernel where the CPU has it; ctest runs these again with
-// GACC_DISABLE_AVX512BF16=1 for the widening path.
+// GACC_DISABLE_AVX512BF16=1 for the widening path. Each accumulates into C
+// and overwrites it (C starting as NaN, which must not be read), and so do
+// the f32 and f64 kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,9 +21,15 @@
 #include <vector>
 
 extern "C" void gacc_cpu_matmul_f16_f32(int64_t, void *, int64_t, void *,
-                                        int64_t, void *, int32_t, int32_t);
+                                        int64_t, void *, int32_t, int32_t,
+                                        int32_t);
 extern "C" void gacc_cpu_matmul_bf16_f32(int64_t, void *, int64_t, void *,
-                                         int64_t, void *, int32_t, int32_t);
+                                         int64_t, void *, int32_t, int32_t,
+                                         int32_t);
+extern "C" void gacc_cpu_matmul_f32(int64_t, void *, int64_t, void *, int64_t,
+                                    void *, int32_t, int32_t, int32_t);
+extern "C" void gacc_cpu_matmul_f64(int64_t, void *, int64_t, void *, int64_t,
+                                    void *, int32_t, int32_t, int32_t);
 
 using namespace gacc::rt;
 
@@ -61,24 +70,26 @@ float widen(DType dtype, uint16_t bits) {
   return dtype == DType::F16 ? fromF16(bits) : fromBF16(bits);
 }
 
-/// C[batch][m][n] (+= existing) for A [batchA..., m|k, k|m] and B [k|n, n|k].
-void check(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
-           bool ta, bool tb, int64_t inner) {
+/// C[batch][m][n] (+= 0.5 or = when not `accumulate`) for A [batchA..., m|k,
+/// k|m] and B [k|n, n|k].
+void check(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, bool ta,
+           bool tb, int64_t inner, bool accumulate = true) {
   std::mt19937 rng(static_cast<unsigned>(m * 7 + n * 5 + k * 3 + ta + 2 * tb));
   std::vector<uint16_t> a = random16(dtype, batch * m * k, inner, rng);
   std::vector<uint16_t> b = random16(dtype, k * n, inner, rng);
-  std::vector<float> c(static_cast<size_t>(batch * m * n * inner), 0.5f);
+  std::vector<float> c(static_cast<size_t>(batch * m * n * inner),
+                       accumulate ? 0.5f : NAN);
   Memref<uint16_t> ma(a.data(), {batch, ta ? k : m, ta ? m : k}, inner);
   Memref<uint16_t> mb(b.data(), {tb ? n : k, tb ? k : n}, inner);
   Memref<float> mc(c.data(), {batch, m, n}, inner);
   auto kernel = dtype == DType::F16 ? gacc_cpu_matmul_f16_f32
                                     : gacc_cpu_matmul_bf16_f32;
   kernel(ma.rank(), ma.descriptor(), mb.rank(), mb.descriptor(), mc.rank(),
-         mc.descriptor(), ta, tb);
+         mc.descriptor(), ta, tb, accumulate);
   for (int64_t s = 0; s < batch; ++s)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        double expected = 0.5;
+        double expected = accumulate ? 0.5 : 0.0;
         for (int64_t p = 0; p < k; ++p) {
           int64_t ai = s * m * k + (ta ? p * m + i : i * k + p);
           int64_t bi = tb ? j * k + p : p * n + j;
@@ -89,10 +100,56 @@ void check(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k,
         ASSERT_NEAR(got, expected, 1e-5 * std::sqrt(static_cast<double>(k)))
             << "batch " << s << " (" << i << ", " << j << ") m=" << m
             << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb
-            << " inner=" << inner;
+            << " inner=" << inner << " accumulate=" << accumulate;
+      }
+}
+
+/// The f32 or f64 kernel on a [2, m, k] x [k, n] product, accumulating into
+/// 0.5 or overwriting NaN, against a double-precision reference.
+template <typename T>
+void checkWide(void (*kernel)(int64_t, void *, int64_t, void *, int64_t, void *,
+                              int32_t, int32_t, int32_t),
+               int64_t m, int64_t n, int64_t k, int64_t inner,
+               bool accumulate) {
+  std::mt19937 rng(static_cast<unsigned>(m + n + k + inner));
+  std::uniform_real_distribution<T> uniform(-1, 1);
+  std::vector<T> a(static_cast<size_t>(2 * m * k * inner)),
+      b(static_cast<size_t>(k * n * inner));
+  for (T &x : a)
+    x = uniform(rng);
+  for (T &x : b)
+    x = uniform(rng);
+  std::vector<T> c(static_cast<size_t>(2 * m * n * inner),
+                   accumulate ? T(0.5) : T(NAN));
+  Memref<T> ma(a.data(), {2, m, k}, inner), mb(b.data(), {k, n}, inner),
+      mc(c.data(), {2, m, n}, inner);
+  kernel(ma.rank(), ma.descriptor(), mb.rank(), mb.descriptor(), mc.rank(),
+         mc.descriptor(), 0, 0, accumulate);
+  for (int64_t s = 0; s < 2; ++s)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double expected = accumulate ? 0.5 : 0.0;
+        for (int64_t p = 0; p < k; ++p)
+          expected += double(a[((s * m + i) * k + p) * inner]) *
+                      double(b[(p * n + j) * inner]);
+        ASSERT_NEAR(c[((s * m + i) * n + j) * inner], expected, 1e-4)
+            << "(" << s << ", " << i << ", " << j << ") inner=" << inner
+            << " accumulate=" << accumulate;
       }
 }
 } // namespace
+
+TEST(Matmul, OverwriteOrAccumulate) {
+  for (bool accumulate : {true, false})
+    for (int64_t inner : {1, 2}) { // BLAS, and the loop for strided layouts
+      checkWide<float>(gacc_cpu_matmul_f32, 150, 40, 33, inner, accumulate);
+      checkWide<double>(gacc_cpu_matmul_f64, 150, 40, 33, inner, accumulate);
+    }
+  for (DType dtype : {DType::F16, DType::BF16}) {
+    check(dtype, 2, 100, 70, 777, false, true, 1, /*accumulate=*/false);
+    check(dtype, 2, 3, 5, 4, true, false, 2, /*accumulate=*/false);
+  }
+}
 
 TEST(Matmul16, HalfAndBFloatAccumulateInF32) {
   for (DType dtype : {DType::F16, DType::BF16})

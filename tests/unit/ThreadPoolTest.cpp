@@ -23,7 +23,7 @@
 #include <vector>
 
 extern "C" void gacc_cpu_matmul_f32(int64_t, void *, int64_t, void *, int64_t,
-                                    void *, int32_t, int32_t);
+                                    void *, int32_t, int32_t, int32_t);
 
 using namespace gacc::rt;
 
@@ -145,7 +145,7 @@ TEST(ThreadPoolTest, MatmulIsBitwiseTheSameOnAnyThreadCount) {
       auto da = descriptor(a.data(), {3, m, k});
       auto db = descriptor(b.data(), {k, n});
       auto dc = descriptor(c.data(), {3, m, n});
-      gacc_cpu_matmul_f32(3, da.data(), 2, db.data(), 3, dc.data(), 0, 0);
+      gacc_cpu_matmul_f32(3, da.data(), 2, db.data(), 3, dc.data(), 0, 0, 1);
       results.push_back(c);
     }
     EXPECT_EQ(std::memcmp(results[0].data(), results[1].data(),

@@ -8,16 +8,77 @@ using namespace mlir;
 using namespace mlir::gacc;
 
 namespace {
+/// Groups the dimensions of `source` and `target` (same element count) into
+/// the shortest runs of equal size: the reshape is then a collapse of each
+/// source run to one dimension and an expansion of it into its target run.
+/// A dimension of size 1 joins the run before it, so that adding or dropping
+/// one leaves the other side's run alone (one half of the reshape is then
+/// trivial there, and fusion can move the expansion before the collapse).
+/// Fails for rank 0 and for sizes of 0, which have no such grouping.
+LogicalResult groupReshape(ArrayRef<int64_t> source, ArrayRef<int64_t> target,
+                           SmallVectorImpl<ReassociationIndices> &sourceRuns,
+                           SmallVectorImpl<ReassociationIndices> &targetRuns) {
+  if (source.empty() || target.empty() || llvm::is_contained(source, 0) ||
+      llvm::is_contained(target, 0))
+    return failure();
+  size_t i = 0, j = 0;
+  while (true) {
+    if (!sourceRuns.empty()) {
+      for (; i < source.size() && source[i] == 1; ++i)
+        sourceRuns.back().push_back(i);
+      for (; j < target.size() && target[j] == 1; ++j)
+        targetRuns.back().push_back(j);
+    }
+    if (i == source.size() && j == target.size())
+      return success();
+    if (i == source.size() || j == target.size())
+      return failure();
+    ReassociationIndices from{int64_t(i)}, to{int64_t(j)};
+    int64_t left = source[i++], right = target[j++];
+    while (left != right) {
+      if (left < right ? i == source.size() : j == target.size())
+        return failure();
+      if (left < right) {
+        from.push_back(i);
+        left *= source[i++];
+      } else {
+        to.push_back(j);
+        right *= target[j++];
+      }
+    }
+    sourceRuns.push_back(from);
+    targetRuns.push_back(to);
+  }
+}
+
+/// A reshape as tensor.collapse_shape then tensor.expand_shape (either left
+/// out when it changes nothing), which elementwise fusion folds through, and
+/// tensor.reshape only where there is no grouping (rank 0).
 struct LowerReshape : OpRewritePattern<ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ReshapeOp op,
                                 PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto sourceType = cast<RankedTensorType>(op.getInput().getType());
     ArrayRef<int64_t> shape = op.getType().getShape();
+    SmallVector<ReassociationIndices> sourceRuns, targetRuns;
+    if (succeeded(groupReshape(sourceType.getShape(), shape, sourceRuns,
+                               targetRuns))) {
+      Value value = op.getInput();
+      if (sourceRuns.size() != size_t(sourceType.getRank()))
+        value =
+            tensor::CollapseShapeOp::create(rewriter, loc, value, sourceRuns);
+      if (targetRuns.size() != shape.size())
+        value = tensor::ExpandShapeOp::create(rewriter, loc, op.getType(),
+                                              value, targetRuns);
+      rewriter.replaceOp(op, value);
+      return success();
+    }
     auto shapeType =
         RankedTensorType::get({static_cast<int64_t>(shape.size())},
                               rewriter.getIndexType());
     Value shapeValue = arith::ConstantOp::create(
-        rewriter, op.getLoc(),
+        rewriter, loc,
         DenseElementsAttr::get(
             shapeType, llvm::to_vector(llvm::map_range(shape, [&](int64_t d) {
               return static_cast<Attribute>(rewriter.getIndexAttr(d));
@@ -28,14 +89,30 @@ struct LowerReshape : OpRewritePattern<ReshapeOp> {
   }
 };
 
+/// A transpose as a generic (not linalg.transpose), so that elementwise
+/// fusion folds it into its producer or consumer instead of copying.
 struct LowerTranspose : OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rewriter) const override {
-    Value init = emptyTensor(rewriter, op.getLoc(), op.getType());
-    auto transpose = linalg::TransposeOp::create(
-        rewriter, op.getLoc(), op.getInput(), init, op.getPermutation());
-    rewriter.replaceOp(op, transpose.getResult());
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    unsigned rank = op.getType().getRank();
+    // Result element [i...] is input element [j...] with j[perm[d]] = i[d].
+    SmallVector<AffineExpr> inputIndex(rank);
+    for (auto [d, from] : llvm::enumerate(op.getPermutation()))
+      inputIndex[from] = getAffineDimExpr(d, context);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(rank, 0, inputIndex, context),
+        AffineMap::getMultiDimIdentityMap(rank, context)};
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, op.getType(), op.getInput(),
+        emptyTensor(rewriter, loc, op.getType()), maps,
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          linalg::YieldOp::create(b, loc, args[0]);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
     return success();
   }
 };

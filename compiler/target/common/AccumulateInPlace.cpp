@@ -37,7 +37,7 @@ bool isIdentityAdd(linalg::GenericOp op) {
 
 /// `acc + A·B` with the contraction starting from zeros: the contraction,
 /// now accumulating into `acc` (a named contraction adds to its init).
-bool foldIntoMatmul(linalg::GenericOp add, BlockArgument acc) {
+bool foldIntoMatmul(linalg::GenericOp add, Value acc) {
   if (!isIdentityAdd(add))
     return false;
   Value other = add.getDpsInputs()[0] == acc ? add.getDpsInputs()[1]
@@ -58,7 +58,7 @@ bool foldIntoMatmul(linalg::GenericOp add, BlockArgument acc) {
 }
 
 /// An elementwise update that reads `acc` where it writes: write into it.
-bool writeIntoAccumulator(linalg::GenericOp update, BlockArgument acc) {
+bool writeIntoAccumulator(linalg::GenericOp update, Value acc) {
   if (!isElementwise(update) || update.getResult(0).getType() != acc.getType())
     return false;
   OpOperand *init = update.getDpsInitOperand(0);
@@ -90,6 +90,31 @@ void fillInitialValue(scf::ForOp loop, OpOperand &init) {
   init.set(linalg::FillOp::create(b, loop.getLoc(), value, empty).result());
 }
 
+/// The update of `acc` that `next` yields: a generic reading `acc`, or one
+/// reading `acc` with unit dimensions added (tensor.expand_shape) whose result
+/// drops them again (tensor.collapse_shape), as elementwise fusion leaves a
+/// sum that was reshaped. Sets `view` to what the update reads: `acc` or its
+/// expansion, which it may then write in place.
+linalg::GenericOp findUpdate(Value next, BlockArgument acc, Value &view) {
+  view = acc;
+  if (auto update = next.getDefiningOp<linalg::GenericOp>())
+    return update->hasOneUse() ? update : linalg::GenericOp();
+  auto collapse = next.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || !collapse->hasOneUse())
+    return {};
+  auto update = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+  if (!update || !update->hasOneUse())
+    return {};
+  for (Value input : update.getDpsInputs())
+    if (auto expand = input.getDefiningOp<tensor::ExpandShapeOp>())
+      if (expand.getSrc() == acc && expand.getReassociationIndices() ==
+                                        collapse.getReassociationIndices()) {
+        view = expand.getResult();
+        return update;
+      }
+  return {};
+}
+
 struct AccumulateInPlacePass
     : public gacc::impl::AccumulateInPlaceBase<AccumulateInPlacePass> {
   void runOnOperation() override {
@@ -100,11 +125,12 @@ struct AccumulateInPlacePass
                      yield->getOpOperands())) {
         if (!isa<RankedTensorType>(acc.getType()))
           continue;
-        auto update = next.get().getDefiningOp<linalg::GenericOp>();
-        if (!update || !update->hasOneUse())
+        Value view;
+        linalg::GenericOp update = findUpdate(next.get(), acc, view);
+        if (!update)
           continue;
-        if (!foldIntoMatmul(update, acc))
-          writeIntoAccumulator(update, acc);
+        if (!foldIntoMatmul(update, view))
+          writeIntoAccumulator(update, view);
         fillInitialValue(loop, init);
       }
     });

@@ -3,6 +3,7 @@
 #include "compiler/target/common/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::gacc {
@@ -30,6 +31,9 @@ struct FuseElementwisePass
     MLIRContext *context = &getContext();
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
+    // A reshape that regroups dimensions (a collapse, then an expansion)
+    // becomes expansion first, so each half folds into its generic.
+    tensor::populateBubbleUpExpandShapePatterns(patterns);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
     context->getLoadedDialect<linalg::LinalgDialect>()
         ->getCanonicalizationPatterns(patterns);

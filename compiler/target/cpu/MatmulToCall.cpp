@@ -4,6 +4,8 @@
 #include "compiler/target/cpu/Passes.h"
 #include "mlir/Dialect/Func/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_MATMULTOCALL
@@ -54,6 +56,23 @@ Value alignBatch(OpBuilder &b, Location loc, Value operand, AffineMap map,
   return memref::ExpandShapeOp::create(b, loc, shape, operand, groups);
 }
 
+/// The zero fill of `out` that only initializes the contraction `op`: the
+/// last operation before it that touches memory (in its block), writing
+/// zeros into the same value. The kernel then overwrites C instead.
+linalg::FillOp findZeroInit(Operation *op, Value out) {
+  for (Operation *before = op->getPrevNode(); before;
+       before = before->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(before))
+      return fill.getDpsInits()[0] == out &&
+                     matchPattern(fill.value(), m_AnyZeroFloat())
+                 ? fill
+                 : linalg::FillOp();
+    if (!isMemoryEffectFree(before))
+      return {};
+  }
+  return {};
+}
+
 struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -82,7 +101,7 @@ struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> 
         callee = func::createFnDecl(
             b, module, name,
             b.getFunctionType({unrankedIn, unrankedIn, unrankedOut,
-                               b.getI32Type(), b.getI32Type()},
+                               b.getI32Type(), b.getI32Type(), b.getI32Type()},
                               {}),
             /*setPrivate=*/true);
       b.setInsertionPoint(op);
@@ -95,9 +114,13 @@ struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> 
             alignBatch(b, loc, input->get(), op.getMatchingIndexingMap(input),
                        batch)));
       args.push_back(memref::CastOp::create(b, loc, unrankedOut, out));
-      for (bool transposed : {shape.transposeLhs, shape.transposeRhs})
+      linalg::FillOp zeroInit = findZeroInit(op, out);
+      for (bool flag :
+           {shape.transposeLhs, shape.transposeRhs, /*accumulate=*/!zeroInit})
         args.push_back(
-            arith::ConstantIntOp::create(b, loc, b.getI32Type(), transposed));
+            arith::ConstantIntOp::create(b, loc, b.getI32Type(), flag));
+      if (zeroInit)
+        zeroInit.erase();
       func::CallOp::create(b, loc, callee, args);
       op.erase();
     }

@@ -22,15 +22,20 @@ def MatmulToCall : GaccPass<"gacc-cpu-matmul-to-call", "ModuleOp"> {
     B[batch, k|n, n|k]`, A and B reading some of the batch loops and
     broadcast over the others) of f32 or f64, or of f16 or bf16 operands
     accumulating into f32, by a call to the runtime's
-    `gacc_cpu_matmul_<type>(A, B, C, transpose_a, transpose_b)` (`<type>`:
-    `f32`, `f64`, `f16_f32`, `bf16_f32`), which accumulates `op(A)·op(B)`
-    into `C` over batch dimensions broadcast as NumPy does (16-bit operands
+    `gacc_cpu_matmul_<type>(A, B, C, transpose_a, transpose_b, accumulate)`
+    (`<type>`: `f32`, `f64`, `f16_f32`, `bf16_f32`), which accumulates
+    `op(A)·op(B)` into `C` (or overwrites `C` when `accumulate` is 0) over
+    batch dimensions broadcast as NumPy does (16-bit operands
     are widened panel by panel, so no full f32 copy exists). An operand
     that skips a batch loop before one it reads gets a unit dimension there
     (`memref.expand_shape`, a view), so that its batch dimensions align
     with C's from the end. Measured against the generated loops on this
     machine it is 10-50x faster (bench/RESULTS.md). Other element types
     keep the contraction, which becomes loops.
+
+    A `linalg.fill` of zeros into `C` that is the last operation touching
+    memory before the contraction is dropped and the call overwrites `C`
+    (BLAS's beta = 0): one pass less over every product's result.
 
     ```mlir
     linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
@@ -40,7 +45,7 @@ def MatmulToCall : GaccPass<"gacc-cpu-matmul-to-call", "ModuleOp"> {
     // becomes
     %ua = memref.cast %a : memref<64x784xf32> to memref<*xf32>
     ...
-    call @gacc_cpu_matmul_f32(%ua, %ub, %uc, %false, %true)
+    call @gacc_cpu_matmul_f32(%ua, %ub, %uc, %c0_i32, %c1_i32, %c1_i32)
     ```
   }];
   let dependentDialects = [

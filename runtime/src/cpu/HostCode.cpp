@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -17,13 +19,15 @@
 
 extern "C" void memrefCopy(int64_t, void *, void *);
 extern "C" void gacc_cpu_matmul_f32(int64_t, void *, int64_t, void *, int64_t,
-                                    void *, int32_t, int32_t);
+                                    void *, int32_t, int32_t, int32_t);
 extern "C" void gacc_cpu_matmul_f64(int64_t, void *, int64_t, void *, int64_t,
-                                    void *, int32_t, int32_t);
+                                    void *, int32_t, int32_t, int32_t);
 extern "C" void gacc_cpu_matmul_f16_f32(int64_t, void *, int64_t, void *,
-                                        int64_t, void *, int32_t, int32_t);
+                                        int64_t, void *, int32_t, int32_t,
+                                        int32_t);
 extern "C" void gacc_cpu_matmul_bf16_f32(int64_t, void *, int64_t, void *,
-                                         int64_t, void *, int32_t, int32_t);
+                                         int64_t, void *, int32_t, int32_t,
+                                         int32_t);
 
 namespace gacc::rt {
 
@@ -129,8 +133,20 @@ Status checkCpuFeatures(const std::vector<std::string> &features,
 
 Status loadHostCode(const std::string &sharedObject, const std::string &origin,
                     CompiledStep &out) {
-  // dlopen needs a file: an anonymous one in memory, never on disk.
-  int fd = ::memfd_create("gacc-host-code", MFD_CLOEXEC);
+  // dlopen needs a file: an anonymous one in memory, never on disk, unless
+  // $GACC_HOST_CODE_DIR asks for a named file there, kept after the run, so
+  // that perf and gdb find the step's functions by name.
+  int fd = -1;
+  const char *keepIn = std::getenv("GACC_HOST_CODE_DIR");
+  if (keepIn && *keepIn) {
+    std::string name = std::string(keepIn) + "/gacc-host-code-XXXXXX.so";
+    fd = ::mkstemps(name.data(), 3);
+    if (fd >= 0)
+      std::fprintf(stderr, "gacc: host code of %s in %s\n", origin.c_str(),
+                   name.c_str());
+  } else {
+    fd = ::memfd_create("gacc-host-code", MFD_CLOEXEC);
+  }
   if (fd < 0)
     return Status::error(origin + ": cannot create the host code's file: " +
                          std::strerror(errno));

@@ -1,11 +1,13 @@
-//===- Matmul.cpp - the matmul kernel compiled CPU code calls ---------------===//
+//===- Matmul.cpp - the matmul kernel compiled CPU code calls
+//---------------===//
 //
 // Compiled steps call gacc_cpu_matmul_<type> for every matmul (see
 // compiler/target/cpu/MatmulToCall.cpp): C += op(A) · op(B) over broadcast
-// batch dimensions, on MLIR unranked memref descriptors. C is cut into
-// blocks (each batch, and within it ranges of rows or columns, by the shapes
-// alone) that the runtime's thread pool runs, each one single-threaded BLAS
-// call: BLAS and the step's loops share the cores, and results do not
+// batch dimensions, on MLIR unranked memref descriptors, or C = op(A) · op(B)
+// when `accumulate` is 0 (the compiler drops the zero fill it replaces). C is
+// cut into blocks (each batch, and within it ranges of rows or columns, by the
+// shapes alone) that the runtime's thread pool runs, each one single-threaded
+// BLAS call: BLAS and the step's loops share the cores, and results do not
 // depend on the thread count. Row-major matrices with unit inner stride go
 // to OpenBLAS; anything else takes a plain loop, so every layout is correct.
 //
@@ -78,20 +80,21 @@ template <typename T> struct View {
   }
 };
 
-void gemm(const float *a, const float *b, float *c, bool ta, bool tb,
-          int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
-          int64_t ldc) {
+/// C = op(A) · op(B) + beta · C, beta 0 or 1.
+void gemm(const float *a, const float *b, float *c, bool ta, bool tb, int64_t m,
+          int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
+          float beta) {
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
               tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
-              1.0f, c, ldc);
+              beta, c, ldc);
 }
 
 void gemm(const double *a, const double *b, double *c, bool ta, bool tb,
           int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
-          int64_t ldc) {
+          int64_t ldc, double beta) {
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
               tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb,
-              1.0, c, ldc);
+              beta, c, ldc);
 }
 
 /// A row-major matrix with element strides: `row` between rows, `col`
@@ -101,6 +104,16 @@ template <typename T> struct Strided {
   int64_t row, col;
   T &at(int64_t i, int64_t j) const { return data[i * row + j * col]; }
 };
+
+/// Zeroes an m x n block of C.
+template <typename T> void zero(Strided<T> c, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i)
+    if (c.col == 1)
+      std::fill_n(&c.at(i, 0), n, T(0));
+    else
+      for (int64_t j = 0; j < n; ++j)
+        c.at(i, j) = T(0);
+}
 
 /// C += op(A) · op(B) by loops, for the layouts BLAS does not take.
 template <typename T>
@@ -180,7 +193,8 @@ template <typename T, typename TC> struct BlockOperands {
 
 template <typename T>
 void matmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
-            int64_t rankC, void *descC, int32_t ta, int32_t tb) {
+            int64_t rankC, void *descC, int32_t ta, int32_t tb,
+            int32_t accumulate) {
   View<T> a(rankA, descA), b(rankB, descB), c(rankC, descC);
   int64_t k = ta ? a.size(2) : a.size(1);
   bool blas = a.stride(1) == 1 && b.stride(1) == 1 && c.stride(1) == 1;
@@ -188,12 +202,13 @@ void matmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
   forEachBlock(rankC, c.sizes, k, [&](const Block &block) {
     BlockOperands<T, T> x(a, b, c, ta, tb, block);
     if (blas)
-      gemm(x.a, x.b, x.c, ta, tb, x.m, x.n, k, a.stride(2), b.stride(2),
-           c.stride(2));
-    else
-      loopGemm<T>({x.a, a.stride(2), a.stride(1)},
-                  {x.b, b.stride(2), b.stride(1)},
-                  {x.c, c.stride(2), c.stride(1)}, ta, tb, x.m, x.n, k);
+      return gemm(x.a, x.b, x.c, ta, tb, x.m, x.n, k, a.stride(2), b.stride(2),
+                  c.stride(2), T(accumulate ? 1 : 0));
+    Strided<T> blockC{x.c, c.stride(2), c.stride(1)};
+    if (!accumulate)
+      zero(blockC, x.m, x.n);
+    loopGemm<T>({x.a, a.stride(2), a.stride(1)},
+                {x.b, b.stride(2), b.stride(1)}, blockC, ta, tb, x.m, x.n, k);
   });
 }
 
@@ -242,7 +257,8 @@ void widen(const BFloat16 *src, int64_t stride, float *dst, int64_t n) {
 /// f32 copies stay small.
 template <typename T>
 void widenedMatmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
-                   int64_t rankC, void *descC, int32_t ta, int32_t tb) {
+                   int64_t rankC, void *descC, int32_t ta, int32_t tb,
+                   int32_t accumulate) {
   View<T> a(rankA, descA), b(rankB, descB);
   View<float> c(rankC, descC);
   int64_t k = ta ? a.size(2) : a.size(1);
@@ -252,6 +268,10 @@ void widenedMatmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
     const T *ba = x.a, *bb = x.b;
     float *bc = x.c;
     int64_t m = x.m, n = x.n;
+    // Zeroed here, block by block on the pool, where the fill was a pass of
+    // its own.
+    if (!accumulate)
+      zero(Strided<float>{bc, c.stride(2), c.stride(1)}, m, n);
     // bf16 on AVX512-BF16: dot products of the operands as they are.
     if constexpr (std::is_same_v<T, BFloat16>)
       if (c.stride(1) == 1 && gacc::rt::hasBf16Dot()) {
@@ -291,8 +311,8 @@ void widenedMatmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
           widen(bb + (p0 + p) * b.stride(2), b.stride(1), &pb[p * n], n);
       int64_t lda = ta ? m : kp, ldb = tb ? kp : n;
       if (c.stride(1) == 1)
-        gemm(pa.data(), pb.data(), bc, ta, tb, m, n, kp, lda, ldb,
-             c.stride(2));
+        gemm(pa.data(), pb.data(), bc, ta, tb, m, n, kp, lda, ldb, c.stride(2),
+             1.0f);
       else
         loopGemm<float>({pa.data(), lda, 1}, {pb.data(), ldb, 1},
                         {bc, c.stride(2), c.stride(1)}, ta, tb, m, n, kp);
@@ -303,27 +323,32 @@ void widenedMatmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
 
 extern "C" void gacc_cpu_matmul_f16_f32(int64_t rankA, void *a, int64_t rankB,
                                         void *b, int64_t rankC, void *c,
-                                        int32_t transposeA,
-                                        int32_t transposeB) {
-  widenedMatmul<Half>(rankA, a, rankB, b, rankC, c, transposeA, transposeB);
+                                        int32_t transposeA, int32_t transposeB,
+                                        int32_t accumulate) {
+  widenedMatmul<Half>(rankA, a, rankB, b, rankC, c, transposeA, transposeB,
+                      accumulate);
 }
 
-extern "C" void gacc_cpu_matmul_bf16_f32(int64_t rankA, void *a,
-                                         int64_t rankB, void *b, int64_t rankC,
-                                         void *c, int32_t transposeA,
-                                         int32_t transposeB) {
-  widenedMatmul<BFloat16>(rankA, a, rankB, b, rankC, c, transposeA,
-                          transposeB);
+extern "C" void gacc_cpu_matmul_bf16_f32(int64_t rankA, void *a, int64_t rankB,
+                                         void *b, int64_t rankC, void *c,
+                                         int32_t transposeA, int32_t transposeB,
+                                         int32_t accumulate) {
+  widenedMatmul<BFloat16>(rankA, a, rankB, b, rankC, c, transposeA, transposeB,
+                          accumulate);
 }
 
 extern "C" void gacc_cpu_matmul_f32(int64_t rankA, void *a, int64_t rankB,
                                     void *b, int64_t rankC, void *c,
-                                    int32_t transposeA, int32_t transposeB) {
-  matmul<float>(rankA, a, rankB, b, rankC, c, transposeA, transposeB);
+                                    int32_t transposeA, int32_t transposeB,
+                                    int32_t accumulate) {
+  matmul<float>(rankA, a, rankB, b, rankC, c, transposeA, transposeB,
+                accumulate);
 }
 
 extern "C" void gacc_cpu_matmul_f64(int64_t rankA, void *a, int64_t rankB,
                                     void *b, int64_t rankC, void *c,
-                                    int32_t transposeA, int32_t transposeB) {
-  matmul<double>(rankA, a, rankB, b, rankC, c, transposeA, transposeB);
+                                    int32_t transposeA, int32_t transposeB,
+                                    int32_t accumulate) {
+  matmul<double>(rankA, a, rankB, b, rankC, c, transposeA, transposeB,
+                 accumulate);
 }

@@ -37,8 +37,9 @@ namespace gacc::rt {
 inline constexpr char kArtifactMagic[8] = {'G', 'A', 'C', 'C',
                                            'A', 'R', 'T', '\0'};
 /// Bumped on any change a reader of the previous version cannot read
-/// (2: the optimizer's per-step scalars and hyperparameters by name).
-inline constexpr uint32_t kArtifactVersion = 2;
+/// (2: the optimizer's per-step scalars and hyperparameters by name; 3: the
+/// host code's matmul calls pass `accumulate`).
+inline constexpr uint32_t kArtifactVersion = 3;
 
 struct Artifact {
   /// "cpu" or "cuda".
