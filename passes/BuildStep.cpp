@@ -48,8 +48,16 @@ public:
   Value readState(StringRef name) override {
     return entry.readState(slotName(name));
   }
+  /// Written by flush(), after the weight: the new state values are then
+  /// computed before their slots are written, and code generation can
+  /// compute a moment and the weight it updates in one pass.
   void writeState(StringRef name, Value value) override {
-    entry.writeState(slotName(name), value);
+    pending.push_back({slotName(name), value});
+  }
+  void flush() {
+    for (auto &[slot, value] : pending)
+      entry.writeState(slot, value);
+    pending.clear();
   }
   Value scalar(StringRef name) override {
     Value value = scalars.lookup(name);
@@ -69,6 +77,7 @@ private:
   EntryBuilder &entry;
   StringRef param;
   const llvm::StringMap<Value> &scalars;
+  SmallVector<std::pair<std::string, Value>> pending;
 };
 
 /// Builds gacc_step: forward, backward, reductions, norm, clipping, update.
@@ -308,6 +317,7 @@ void TrainingEntry::updateParameters() {
           b, loc, updated,
           grad.param.getTensorType().clone(paramSlot.type.getElementType()));
     entry.write(entry.state, paramSlot, updated);
+    context.flush();
   }
 }
 

@@ -53,16 +53,19 @@ SmallVector<Access> accessesOf(Operation *root) {
 }
 
 /// The update `slot = f(slot, ...)`: an all-parallel generic that writes
-/// `tmp` and reads the slot's bytes at the same indices.
+/// `tmp` (among its outputs: an optimizer's update writes a moment and the
+/// weight in one pass) and reads the slot's bytes at the same indices.
 bool isElementwiseUpdate(const Access &access, Value tmp,
                          const ArenaView &slot) {
   auto generic = dyn_cast<linalg::GenericOp>(access.op);
   if (!generic || access.write ||
-      generic.getNumLoops() != generic.getNumParallelLoops() ||
-      generic.getNumDpsInits() != 1 || generic.getDpsInits()[0] != tmp)
+      generic.getNumLoops() != generic.getNumParallelLoops())
     return false;
-  AffineMap written = generic.getMatchingIndexingMap(
-      generic.getDpsInitOperand(0));
+  auto inits = generic.getDpsInitsMutable();
+  auto init = llvm::find_if(inits, [&](OpOperand &o) { return o.get() == tmp; });
+  if (init == inits.end())
+    return false;
+  AffineMap written = generic.getMatchingIndexingMap(&*init);
   for (OpOperand *input : generic.getDpsInputOperands())
     if (input->get() == access.value)
       if (!getArenaView(input->get()).hasSameBase(slot) ||

@@ -134,9 +134,12 @@ gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1, momentum 
 // CHECK-NEXT: %[[G:.*]] = gacc.mul %[[GRAD]], %[[DAMPENED]]
 // CHECK-NEXT: %[[B:.*]] = gacc.mul %[[OLD]], %[[MOMENTUM]]
 // CHECK-NEXT: %[[BUFFER:.*]] = gacc.add %[[B]], %[[G]]
-// CHECK: bufferization.materialize_in_destination %[[BUFFER]]
+// The new momentum buffer is written after the weight that reads it (so
+// that code generation can compute both in one pass).
 // CHECK: %[[STEP:.*]] = gacc.mul %[[BUFFER]], %[[LR]]
-// CHECK-NEXT: gacc.sub %[[W]], %[[STEP]]
+// CHECK-NEXT: %[[NEW:.*]] = gacc.sub %[[W]], %[[STEP]]
+// CHECK: bufferization.materialize_in_destination %[[NEW]]
+// CHECK: bufferization.materialize_in_destination %[[BUFFER]]
 // CHECK: return
 
 // -----

@@ -78,3 +78,68 @@ func.func @collapsed(%x: tensor<2x1x4x8xf32>, %w: tensor<8x3xf32>) -> tensor<2x4
       ins(%c, %w : tensor<2x4x8xf32>, tensor<8x3xf32>) outs(%z : tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
   return %h : tensor<2x4x3xf32>
 }
+
+// -----
+
+// An optimizer's update: the new momentum is written to its slot and read
+// by the weight's update, whose value goes to its own slot. One generic
+// yields both, each written to its slot after it.
+// CHECK-LABEL: func.func @shared_update
+// CHECK: %[[BOTH:.*]]:2 = linalg.generic
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: arith.subf
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: bufferization.materialize_in_destination %[[BOTH]]#{{[01]}} in restrict writable %arg3
+// CHECK: bufferization.materialize_in_destination %[[BOTH]]#{{[01]}} in restrict writable %arg4
+#id1 = affine_map<(d0) -> (d0)>
+func.func @shared_update(%w: tensor<16xf32>, %g: tensor<16xf32>, %buf: tensor<16xf32>, %wslot: memref<16xf32>, %bslot: memref<16xf32>) {
+  %e = tensor.empty() : tensor<16xf32>
+  %momentum = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%buf, %g : tensor<16xf32>, tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%b: f32, %d: f32, %o: f32):
+    %c = arith.constant 0.9 : f32
+    %m = arith.mulf %b, %c : f32
+    %s = arith.addf %m, %d : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %e2 = tensor.empty() : tensor<16xf32>
+  %new = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%w, %momentum : tensor<16xf32>, tensor<16xf32>) outs(%e2 : tensor<16xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %r = arith.subf %a, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  bufferization.materialize_in_destination %new in restrict writable %wslot : (tensor<16xf32>, memref<16xf32>) -> ()
+  bufferization.materialize_in_destination %momentum in restrict writable %bslot : (tensor<16xf32>, memref<16xf32>) -> ()
+  return
+}
+
+// -----
+
+// A shared value whose consumer's result is a temporary (not a slot) stays
+// its own loop: fused, the temporary would live beside the producer's
+// inputs.
+// CHECK-LABEL: func.func @shared_into_temporary
+// CHECK: %[[P:.*]] = linalg.generic
+// CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<16xf32>)
+#id2 = affine_map<(d0) -> (d0)>
+func.func @shared_into_temporary(%x: tensor<16xf32>, %slot: memref<16xf32>) -> tensor<16xf32> {
+  %e = tensor.empty() : tensor<16xf32>
+  %p = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel"]}
+      ins(%x : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.mulf %a, %a : f32
+    linalg.yield %t : f32
+  } -> tensor<16xf32>
+  %e2 = tensor.empty() : tensor<16xf32>
+  %c = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel"]}
+      ins(%p : tensor<16xf32>) outs(%e2 : tensor<16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %a : f32
+    linalg.yield %t : f32
+  } -> tensor<16xf32>
+  bufferization.materialize_in_destination %p in restrict writable %slot : (tensor<16xf32>, memref<16xf32>) -> ()
+  return %c : tensor<16xf32>
+}

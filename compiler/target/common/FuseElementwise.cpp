@@ -1,6 +1,7 @@
 //===- FuseElementwise.cpp - elementwise fusion that keeps matmuls whole ----===//
 
 #include "compiler/target/common/Passes.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
@@ -14,14 +15,65 @@ namespace mlir::gacc {
 using namespace mlir;
 
 namespace {
+/// Fuses a generic whose value is also written to an arena slot into an
+/// all-parallel consumer that reads each of its elements once (a
+/// permutation map) and whose own values go only to slots: one pass
+/// instead of two, nothing computed twice. An optimizer's update is the
+/// case: the new moment is written to its slot and read by the weight's
+/// update. Both values having a home, the fused op needs no temporary; a
+/// fused op with a temporary output would keep the producer's inputs alive
+/// beside it where they could have shared memory. The slot writes must come
+/// after the consumer, where the fused op is.
+struct FuseSharedProducer : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    if (consumer.getNumLoops() != consumer.getNumParallelLoops())
+      return failure();
+    for (OpOperand *operand : consumer.getDpsInputOperands()) {
+      auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+      if (!producer || producer->hasOneUse() ||
+          !consumer.getMatchingIndexingMap(operand).isPermutation() ||
+          !linalg::areElementwiseOpsFusable(operand))
+        continue;
+      auto slotWriteAfter = [&](Operation *user) {
+        return isa<bufferization::MaterializeInDestinationOp>(user) &&
+               user->getBlock() == consumer->getBlock() &&
+               consumer->isBeforeInBlock(user);
+      };
+      if (!llvm::all_of(producer->getUsers(),
+                        [&](Operation *user) {
+                          return user == consumer || slotWriteAfter(user);
+                        }) ||
+          !llvm::all_of(consumer->getUsers(), slotWriteAfter))
+        continue;
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, operand);
+      if (failed(fused))
+        continue;
+      // A producer result only the consumer read has no replacement.
+      for (Operation *op : {consumer.getOperation(), producer.getOperation()})
+        for (Value result : op->getResults())
+          if (Value replacement = fused->replacements.lookup(result))
+            rewriter.replaceAllUsesWith(result, replacement);
+      rewriter.eraseOp(consumer);
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
+      return success();
+    }
+    return failure();
+  }
+};
+
 struct FuseElementwisePass
     : public gacc::impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    // As linalg-fuse-elementwise-ops: fuse producers with one use (never
-    // recompute a shared value), but never into or out of a named
-    // contraction, which would become a generic (reshapes fold by
-    // expanding their producer's or consumer's loops).
+    // As linalg-fuse-elementwise-ops: fuse producers with one use (upstream
+    // recomputes a shared producer in each consumer; FuseSharedProducer
+    // handles those), but never into or out of a named contraction, which
+    // would become a generic (reshapes fold by expanding their producer's
+    // or consumer's loops).
     linalg::ControlFusionFn control = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
       return producer && producer->hasOneUse() &&
@@ -30,6 +82,7 @@ struct FuseElementwisePass
     };
     MLIRContext *context = &getContext();
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    patterns.add<FuseSharedProducer>(context);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
     // A reshape that regroups dimensions (a collapse, then an expansion)
     // becomes expansion first, so each half folds into its generic.
