@@ -255,55 +255,58 @@ Value inRange(OpBuilder &b, Location loc, Value v, int64_t size) {
 
 /// Element [n, c, kh·KW + kw, oh·OW + ow] reads the image at
 /// (oh·s + kh·d - p, ow·s + kw·d - p), or is the padding value outside it.
+/// The loops run over [N, C, KH, KW, OH, OW] (collapsed to the op's shape
+/// after), so that no element divides its index, and the innermost loop
+/// reads a row of the image.
 struct LowerIm2col : OpRewritePattern<Im2colOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(Im2colOp op,
                                 PatternRewriter &rewriter) const override {
     RankedTensorType image = op.getInput().getType();
-    int64_t outWidth = windowOutputSize(
-        image.getDimSize(3), op.getKernel()[1], op.getStride()[1],
-        op.getPadding()[1], op.getDilation()[1]);
+    ArrayRef<int64_t> kernel = op.getKernel();
+    int64_t outHeight = windowOutputSize(image.getDimSize(2), kernel[0],
+                                         op.getStride()[0], op.getPadding()[0],
+                                         op.getDilation()[0]);
+    int64_t outWidth = windowOutputSize(image.getDimSize(3), kernel[1],
+                                        op.getStride()[1], op.getPadding()[1],
+                                        op.getDilation()[1]);
     WindowIndexing w(op, image, outWidth);
     Type element = image.getElementType();
     double padValue = op.getPaddingValue().convertToDouble();
-    rewriter.replaceOp(
-        op, buildIndexed(
-                rewriter, op.getLoc(), op.getType(), Value(),
-                [&](OpBuilder &b, Location loc, ArrayRef<Value> idx, Value) {
-                  auto div = [&](Value v, int64_t by) -> Value {
-                    return arith::DivUIOp::create(b, loc, v,
-                                                  constIndex(b, loc, by));
-                  };
-                  auto rem = [&](Value v, int64_t by) -> Value {
-                    return arith::RemUIOp::create(b, loc, v,
-                                                  constIndex(b, loc, by));
-                  };
-                  auto at = [&](Value out, Value k, int d) -> Value {
-                    // out·stride + k·dilation - padding
-                    Value s = arith::MulIOp::create(
-                        b, loc, out, constIndex(b, loc, w.stride[d]));
-                    Value t = arith::MulIOp::create(
-                        b, loc, k, constIndex(b, loc, w.dilation[d]));
-                    return arith::SubIOp::create(
-                        b, loc, arith::AddIOp::create(b, loc, s, t),
-                        constIndex(b, loc, w.padding[d]));
-                  };
-                  Value h = at(div(idx[3], w.outWidth),
-                               div(idx[2], w.kernel[1]), 0);
-                  Value x = at(rem(idx[3], w.outWidth),
-                               rem(idx[2], w.kernel[1]), 1);
-                  Value inside = arith::AndIOp::create(
-                      b, loc, inRange(b, loc, h, w.height),
-                      inRange(b, loc, x, w.width));
-                  Value value = tensor::ExtractOp::create(
-                      b, loc, op.getInput(),
-                      ValueRange{idx[0], idx[1], clampIndex(b, loc, h, w.height),
-                                 clampIndex(b, loc, x, w.width)});
-                  Value pad = arith::ConstantOp::create(
-                      b, loc, b.getFloatAttr(element, padValue));
-                  return arith::SelectOp::create(b, loc, inside, value, pad)
-                      .getResult();
-                }));
+    auto loops = RankedTensorType::get(
+        {image.getDimSize(0), image.getDimSize(1), kernel[0], kernel[1],
+         outHeight, outWidth},
+        element);
+    Value columns = buildIndexed(
+        rewriter, op.getLoc(), loops, Value(),
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> idx, Value) {
+          auto at = [&](Value out, Value k, int d) -> Value {
+            // out·stride + k·dilation - padding
+            Value s = arith::MulIOp::create(b, loc, out,
+                                            constIndex(b, loc, w.stride[d]));
+            Value t = arith::MulIOp::create(b, loc, k,
+                                            constIndex(b, loc, w.dilation[d]));
+            return arith::SubIOp::create(
+                b, loc, arith::AddIOp::create(b, loc, s, t),
+                constIndex(b, loc, w.padding[d]));
+          };
+          Value h = at(idx[4], idx[2], 0);
+          Value x = at(idx[5], idx[3], 1);
+          Value inside =
+              arith::AndIOp::create(b, loc, inRange(b, loc, h, w.height),
+                                    inRange(b, loc, x, w.width));
+          Value value = tensor::ExtractOp::create(
+              b, loc, op.getInput(),
+              ValueRange{idx[0], idx[1], clampIndex(b, loc, h, w.height),
+                         clampIndex(b, loc, x, w.width)});
+          Value pad = arith::ConstantOp::create(
+              b, loc, b.getFloatAttr(element, padValue));
+          return arith::SelectOp::create(b, loc, inside, value, pad)
+              .getResult();
+        });
+    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+        op, op.getType(), columns,
+        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}});
     return success();
   }
 };
