@@ -5,6 +5,9 @@
 // workers spin for a while before they sleep: waking a sleeping thread
 // costs about as much as a small chunk.
 //
+// Built with -DGACC_OPENMP_LOOPS=ON, parallelFor is an OpenMP loop over the
+// same chunks instead (libgomp): the comparison docs/cpu.md reports.
+//
 //===----------------------------------------------------------------------===//
 
 #include "gacc/runtime/ThreadPool.h"
@@ -19,6 +22,9 @@
 #include <vector>
 #if defined(__x86_64__)
 #include <immintrin.h>
+#endif
+#if GACC_OPENMP_LOOPS
+#include <omp.h>
 #endif
 
 namespace gacc::rt {
@@ -191,6 +197,30 @@ private:
 
 } // namespace
 
+#if GACC_OPENMP_LOOPS
+int threads() {
+  static bool initialized = (omp_set_num_threads(defaultThreads()), true);
+  (void)initialized;
+  return omp_get_max_threads();
+}
+
+void setThreads(int count) { omp_set_num_threads(count < 1 ? 1 : count); }
+
+void parallelFor(int64_t extent, int64_t grain, ChunkTask task,
+                 void *context) {
+  if (extent <= 0)
+    return;
+  if (grain < 1)
+    grain = 1;
+  int64_t chunks = (extent + grain - 1) / grain;
+  // Nested calls (a matmul block's) run in the calling thread, as on the
+  // pool.
+  int team = chunks == 1 || omp_in_parallel() ? 1 : threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+  for (int64_t chunk = 0; chunk < chunks; ++chunk)
+    task(context, chunk * grain, std::min(chunk * grain + grain, extent));
+}
+#else
 int threads() { return Pool::get().size(); }
 
 void setThreads(int count) { Pool::get().resize(count < 1 ? 1 : count); }
@@ -213,6 +243,7 @@ void parallelFor(int64_t extent, int64_t grain, ChunkTask task,
   job.chunks = (extent + grain - 1) / grain;
   Pool::get().run(job);
 }
+#endif
 
 } // namespace gacc::rt
 
