@@ -24,6 +24,30 @@ namespace {
 /// fused op with a temporary output would keep the producer's inputs alive
 /// beside it where they could have shared memory. The slot writes must come
 /// after the consumer, where the fused op is.
+/// Whether every user of `producer` but `consumer`, and every user of
+/// `consumer`, writes a slot (bufferization.materialize_in_destination)
+/// within a few operations after `consumer`, as BuildStep emits them. (A
+/// bounded walk: asking the block for the order of two operations after
+/// each rewrite would renumber it, quadratic in the step's size.)
+bool slotWritesFollow(Operation *producer, Operation *consumer) {
+  constexpr int kWindow = 16;
+  SmallPtrSet<Operation *, 8> writes;
+  for (Operation *op : {producer, consumer})
+    for (Operation *user : op->getUsers()) {
+      if (user == consumer)
+        continue;
+      if (!isa<bufferization::MaterializeInDestinationOp>(user))
+        return false;
+      writes.insert(user);
+    }
+  int seen = 0;
+  Operation *op = consumer->getNextNode();
+  for (int i = 0; op && i < kWindow && seen < int(writes.size());
+       ++i, op = op->getNextNode())
+    seen += writes.contains(op);
+  return seen == int(writes.size());
+}
+
 struct FuseSharedProducer : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
@@ -36,16 +60,7 @@ struct FuseSharedProducer : OpRewritePattern<linalg::GenericOp> {
           !consumer.getMatchingIndexingMap(operand).isPermutation() ||
           !linalg::areElementwiseOpsFusable(operand))
         continue;
-      auto slotWriteAfter = [&](Operation *user) {
-        return isa<bufferization::MaterializeInDestinationOp>(user) &&
-               user->getBlock() == consumer->getBlock() &&
-               consumer->isBeforeInBlock(user);
-      };
-      if (!llvm::all_of(producer->getUsers(),
-                        [&](Operation *user) {
-                          return user == consumer || slotWriteAfter(user);
-                        }) ||
-          !llvm::all_of(consumer->getUsers(), slotWriteAfter))
+      if (!slotWritesFollow(producer, consumer))
         continue;
       FailureOr<linalg::ElementwiseOpFusionResult> fused =
           linalg::fuseElementwiseOps(rewriter, operand);
