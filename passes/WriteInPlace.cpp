@@ -62,7 +62,8 @@ bool isElementwiseUpdate(const Access &access, Value tmp,
       generic.getNumLoops() != generic.getNumParallelLoops())
     return false;
   auto inits = generic.getDpsInitsMutable();
-  auto init = llvm::find_if(inits, [&](OpOperand &o) { return o.get() == tmp; });
+  auto init =
+      llvm::find_if(inits, [&](OpOperand &o) { return o.get() == tmp; });
   if (init == inits.end())
     return false;
   AffineMap written = generic.getMatchingIndexingMap(&*init);

@@ -264,19 +264,19 @@ struct LowerIm2col : OpRewritePattern<Im2colOp> {
                                 PatternRewriter &rewriter) const override {
     RankedTensorType image = op.getInput().getType();
     ArrayRef<int64_t> kernel = op.getKernel();
-    int64_t outHeight = windowOutputSize(image.getDimSize(2), kernel[0],
-                                         op.getStride()[0], op.getPadding()[0],
-                                         op.getDilation()[0]);
-    int64_t outWidth = windowOutputSize(image.getDimSize(3), kernel[1],
-                                        op.getStride()[1], op.getPadding()[1],
-                                        op.getDilation()[1]);
+    int64_t outHeight =
+        windowOutputSize(image.getDimSize(2), kernel[0], op.getStride()[0],
+                         op.getPadding()[0], op.getDilation()[0]);
+    int64_t outWidth =
+        windowOutputSize(image.getDimSize(3), kernel[1], op.getStride()[1],
+                         op.getPadding()[1], op.getDilation()[1]);
     WindowIndexing w(op, image, outWidth);
     Type element = image.getElementType();
     double padValue = op.getPaddingValue().convertToDouble();
-    auto loops = RankedTensorType::get(
-        {image.getDimSize(0), image.getDimSize(1), kernel[0], kernel[1],
-         outHeight, outWidth},
-        element);
+    auto loops =
+        RankedTensorType::get({image.getDimSize(0), image.getDimSize(1),
+                               kernel[0], kernel[1], outHeight, outWidth},
+                              element);
     Value columns = buildIndexed(
         rewriter, op.getLoc(), loops, Value(),
         [&](OpBuilder &b, Location loc, ArrayRef<Value> idx, Value) {
@@ -286,9 +286,9 @@ struct LowerIm2col : OpRewritePattern<Im2colOp> {
                                             constIndex(b, loc, w.stride[d]));
             Value t = arith::MulIOp::create(b, loc, k,
                                             constIndex(b, loc, w.dilation[d]));
-            return arith::SubIOp::create(
-                b, loc, arith::AddIOp::create(b, loc, s, t),
-                constIndex(b, loc, w.padding[d]));
+            return arith::SubIOp::create(b, loc,
+                                         arith::AddIOp::create(b, loc, s, t),
+                                         constIndex(b, loc, w.padding[d]));
           };
           Value h = at(idx[4], idx[2], 0);
           Value x = at(idx[5], idx[3], 1);

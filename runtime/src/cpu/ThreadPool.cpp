@@ -1,4 +1,5 @@
-//===- ThreadPool.cpp - the threads compiled CPU steps run on ---------------===//
+//===- ThreadPool.cpp - the threads compiled CPU steps run on
+//---------------===//
 //
 // The caller and threads() - 1 workers take chunks from a shared counter.
 // A step makes thousands of calls of tens of microseconds each, so idle
@@ -206,8 +207,7 @@ int threads() {
 
 void setThreads(int count) { omp_set_num_threads(count < 1 ? 1 : count); }
 
-void parallelFor(int64_t extent, int64_t grain, ChunkTask task,
-                 void *context) {
+void parallelFor(int64_t extent, int64_t grain, ChunkTask task, void *context) {
   if (extent <= 0)
     return;
   if (grain < 1)
