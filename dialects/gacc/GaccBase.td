@@ -80,6 +80,11 @@ def Gacc_Dialect : Dialect {
     // On a loop nest function that computes a range [lo, hi) of a parallel
     // loop (gacc-cpu-split-parallel-nests): the chunk size its calls run in.
     "::mlir::IntegerAttr":$parallel_grain,
+    // On a gacc.matmul (unit; kept on the linalg contraction it lowers
+    // to): it is `one_hot(ids)ᵀ · dy`, the gradient of
+    // an embedding table (gacc.embedding's VJP); a target may add each row
+    // of dy into its id's row instead of multiplying (the CPU does).
+    "::mlir::UnitAttr":$embedding_gradient,
     // On a gacc.param: its own weight decay (an f64, at least 0) instead of
     // the optimizer's, as a torch.optim parameter group's.
     "::mlir::FloatAttr":$weight_decay

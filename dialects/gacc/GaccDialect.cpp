@@ -4,6 +4,7 @@
 #include "dialects/gacc/GaccDialect.h"
 #include "dialects/gacc/GaccAttrs.h"
 #include "dialects/gacc/GaccOps.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
@@ -79,6 +80,12 @@ LogicalResult GaccDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<FunctionOpInterface>(op) && grain && grain.getInt() > 0,
                   "a positive chunk size on a function");
   }
+  if (name == getEmbeddingGradientAttrHelper().getName())
+    return expect(
+        (isa<MatmulOp>(op) || isa<linalg::ContractionOpInterface>(op)) &&
+            isa<UnitAttr>(value),
+        "a unit attribute on a gacc.matmul or the contraction it "
+        "lowers to");
   if (name == getArenaAttrHelper().getName())
     return op->emitOpError("'") << name << "' belongs on a function argument";
   return op->emitOpError("has an unknown gacc attribute '") << name << "'";

@@ -344,7 +344,8 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, Value dy,
 
 LogicalResult EmbeddingOp::buildVJP(OpBuilder &b, Value dy,
                                     SmallVectorImpl<Value> &grads) {
-  // dtable = one_hot(ids)ᵀ · dy over the flattened positions.
+  // dtable = one_hot(ids)ᵀ · dy over the flattened positions, marked as
+  // such (gacc.embedding_gradient).
   Location loc = getLoc();
   RankedTensorType table = getTable().getType();
   int64_t positions = getIndices().getType().getNumElements();
@@ -354,8 +355,11 @@ LogicalResult EmbeddingOp::buildVJP(OpBuilder &b, Value dy,
       b, loc, RankedTensorType::get({positions, vocab}, table.getElementType()),
       ids);
   Value rows = buildReshape(b, loc, dy, {positions, width});
-  grads.append({buildMatmul(b, loc, oneHot, rows, /*transposeLhs=*/true),
-                Value()});
+  Value dtable = buildMatmul(b, loc, oneHot, rows, /*transposeLhs=*/true);
+  // A target that can add rows by id skips the product (and the one-hot).
+  dtable.getDefiningOp()->setAttr(
+      GaccDialect::EmbeddingGradientAttrHelper::getNameStr(), b.getUnitAttr());
+  grads.append({dtable, Value()});
   return success();
 }
 

@@ -169,3 +169,11 @@ func.func @f() attributes {gacc.arena = "state"} {
 func.func @f(%a: memref<?xi8> {gacc.arena = "scratch"}) {
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'gacc.exp' op attribute 'gacc.embedding_gradient' must be a unit attribute on a gacc.matmul or the contraction it lowers to}}
+  %y = gacc.exp %x {gacc.embedding_gradient} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}

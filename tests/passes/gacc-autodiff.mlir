@@ -192,3 +192,23 @@ gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1>
 // CHECK: %[[DGM:.*]] = gacc.div %[[DG]], %[[N]] : tensor<16xf32>, tensor<f32>
 // CHECK: %[[DW:.*]] = gacc.reduce_scatter sum %[[DGM]] dim = 0 ranks = 2 : tensor<16xf32> -> tensor<8xf32>
 // CHECK: return %{{.*}}, %[[DW]] : tensor<f32>, tensor<8xf32>
+
+// -----
+
+// An embedding's gradient is one_hot(ids)ᵀ · dy, marked
+// gacc.embedding_gradient so that a target may add rows instead.
+gacc.param @table : tensor<5x4xf32> = #gacc.init<normal, seed = 1>
+gacc.input @ids : tensor<2x3xi32> tokens
+func.func @m() -> tensor<f32> {
+  %t = gacc.load @table : tensor<5x4xf32>
+  %i = gacc.load @ids : tensor<2x3xi32>
+  %e = gacc.embedding %t, %i : tensor<5x4xf32>, tensor<2x3xi32> -> tensor<2x3x4xf32>
+  %l = gacc.reduce_sum %e axes = [0, 1, 2] : tensor<2x3x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+// CHECK-LABEL: func.func @m_grad
+// CHECK: %[[IDS:.*]] = gacc.reshape %{{.*}} : tensor<2x3xi32> -> tensor<6xi32>
+// CHECK: %[[HOT:.*]] = gacc.one_hot %[[IDS]] : tensor<6xi32> -> tensor<6x5xf32>
+// CHECK: %[[ROWS:.*]] = gacc.reshape %{{.*}} : tensor<2x3x4xf32> -> tensor<6x4xf32>
+// CHECK: gacc.matmul %[[HOT]], %[[ROWS]] transpose_lhs {gacc.embedding_gradient} : tensor<6x5xf32>, tensor<6x4xf32> -> tensor<5x4xf32>

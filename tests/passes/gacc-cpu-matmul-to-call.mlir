@@ -125,3 +125,54 @@ func.func @transposed_result(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memre
       ins(%a, %b : memref<4x3xf32>, memref<5x3xf32>) outs(%c : memref<5x4xf32>)
   return
 }
+
+// An embedding's gradient (gacc.embedding_gradient: one_hot(ids)ᵀ · dy):
+// the rows of dy added at their ids by the runtime, overwriting C after a
+// zero fill; the one-hot and the product go. Without the mark, or when the
+// one-hot buffer has another reader, it stays a product.
+#ids = affine_map<(d0, d1, d2) -> (d0, d1)>
+#hot = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @embedding_gradient
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.fill
+// CHECK: %[[IDS:.*]] = memref.cast %arg0 : memref<2x3xi32> to memref<*xi32>
+// CHECK: %[[DY:.*]] = memref.cast %arg2 : memref<6x4xf32> to memref<*xf32>
+// CHECK: %[[C:.*]] = memref.cast %arg3 : memref<5x4xf32> to memref<*xf32>
+// CHECK: %[[OVERWRITE:.*]] = arith.constant 0 : i32
+// CHECK: call @gacc_cpu_embedding_gradient_f32_i32(%[[IDS]], %[[DY]], %[[C]], %[[OVERWRITE]])
+// CHECK-NOT: linalg.contract
+// CHECK: call @gacc_cpu_matmul_f32
+// CHECK: call @gacc_cpu_matmul_f32
+// CHECK: return
+func.func @embedding_gradient(%ids: memref<2x3xi32>, %hot: memref<2x3x5xf32>, %dy: memref<6x4xf32>, %c: memref<5x4xf32>, %d: memref<5x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  linalg.generic {indexing_maps = [#ids, #hot], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ids : memref<2x3xi32>) outs(%hot : memref<2x3x5xf32>) {
+  ^bb0(%id: i32, %o: f32):
+    %v = linalg.index 2 : index
+    %vi = arith.index_cast %v : index to i32
+    %hit = arith.cmpi eq, %id, %vi : i32
+    %x = arith.select %hit, %one, %zero : f32
+    linalg.yield %x : f32
+  }
+  %flat = memref.collapse_shape %hot [[0, 1], [2]] : memref<2x3x5xf32> into memref<6x5xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<5x4xf32>)
+  linalg.contract indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%flat, %dy : memref<6x5xf32>, memref<6x4xf32>) outs(%c : memref<5x4xf32>)
+      {gacc.embedding_gradient}
+  // Unmarked: a product.
+  linalg.contract indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%flat, %dy : memref<6x5xf32>, memref<6x4xf32>) outs(%d : memref<5x4xf32>)
+  // Marked, but the one-hot is read by the product above too.
+  linalg.contract indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                   affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%flat, %dy : memref<6x5xf32>, memref<6x4xf32>) outs(%d : memref<5x4xf32>)
+      {gacc.embedding_gradient}
+  return
+}

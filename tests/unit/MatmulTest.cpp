@@ -7,16 +7,19 @@
 // kernel where the CPU has it; ctest runs these again with
 // GACC_DISABLE_AVX512BF16=1 for the widening path. Each accumulates into C
 // and overwrites it (C starting as NaN, which must not be read), and so do
-// the f32 and f64 kernels.
+// the f32 and f64 kernels. The embedding gradient's row additions are
+// checked against one_hot(ids)ᵀ · dy.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gacc/runtime/Tensor.h"
+#include "gacc/runtime/ThreadPool.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -26,6 +29,12 @@ extern "C" void gacc_cpu_matmul_f16_f32(int64_t, void *, int64_t, void *,
 extern "C" void gacc_cpu_matmul_bf16_f32(int64_t, void *, int64_t, void *,
                                          int64_t, void *, int32_t, int32_t,
                                          int32_t);
+extern "C" void gacc_cpu_embedding_gradient_f32_i32(int64_t, void *, int64_t,
+                                                    void *, int64_t, void *,
+                                                    int32_t);
+extern "C" void gacc_cpu_embedding_gradient_f64_i64(int64_t, void *, int64_t,
+                                                    void *, int64_t, void *,
+                                                    int32_t);
 extern "C" void gacc_cpu_matmul_f32(int64_t, void *, int64_t, void *, int64_t,
                                     void *, int32_t, int32_t, int32_t);
 extern "C" void gacc_cpu_matmul_f64(int64_t, void *, int64_t, void *, int64_t,
@@ -176,4 +185,57 @@ TEST(Matmul16, Bf16BlocksAndEdges) {
 
 TEST(Matmul16, StridedLayoutsTakeTheLoop) {
   check(DType::F16, 2, 3, 5, 4, true, false, 2);
+}
+
+/// The embedding gradient's rows added at their ids, against one_hot(ids)ᵀ ·
+/// dy: 300 positions into 17 rows of width 130 (more than one chunk of
+/// columns), ids out of range adding nothing, overwriting NaN or adding to
+/// 0.5, and the same bits on 1 and 4 threads.
+template <typename T, typename Id>
+void checkEmbeddingGradient(void (*kernel)(int64_t, void *, int64_t, void *,
+                                           int64_t, void *, int32_t),
+                            bool accumulate) {
+  constexpr int64_t positions = 300, rows = 17, width = 130;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::uniform_int_distribution<int> draw(-2, rows + 1);
+  std::vector<Id> ids(positions);
+  for (Id &id : ids)
+    id = static_cast<Id>(draw(rng));
+  std::vector<T> dy(positions * width);
+  for (T &x : dy)
+    x = static_cast<T>(uniform(rng));
+  std::vector<std::vector<T>> results;
+  int saved = gacc::rt::threads();
+  for (int threads : {1, 4}) {
+    gacc::rt::setThreads(threads);
+    std::vector<T> c(rows * width, accumulate ? T(0.5) : T(NAN));
+    Memref<Id> mi(ids.data(), {3, positions / 3});
+    Memref<T> md(dy.data(), {positions, width}), mc(c.data(), {rows, width});
+    kernel(mi.rank(), mi.descriptor(), md.rank(), md.descriptor(), mc.rank(),
+           mc.descriptor(), accumulate);
+    results.push_back(c);
+  }
+  gacc::rt::setThreads(saved);
+  EXPECT_EQ(std::memcmp(results[0].data(), results[1].data(),
+                        results[0].size() * sizeof(T)),
+            0);
+  for (int64_t v = 0; v < rows; ++v)
+    for (int64_t j = 0; j < width; ++j) {
+      double expected = accumulate ? 0.5 : 0.0;
+      for (int64_t p = 0; p < positions; ++p)
+        if (ids[p] == v)
+          expected += double(dy[p * width + j]);
+      ASSERT_NEAR(results[0][v * width + j], expected, 1e-4)
+          << "row " << v << " column " << j << " accumulate " << accumulate;
+    }
+}
+
+TEST(EmbeddingGradient, RowsAddedAtTheirIds) {
+  for (bool accumulate : {false, true}) {
+    checkEmbeddingGradient<float, int32_t>(gacc_cpu_embedding_gradient_f32_i32,
+                                           accumulate);
+    checkEmbeddingGradient<double, int64_t>(gacc_cpu_embedding_gradient_f64_i64,
+                                            accumulate);
+  }
 }

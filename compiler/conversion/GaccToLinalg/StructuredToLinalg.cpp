@@ -119,6 +119,10 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
     auto contract = linalg::ContractOp::create(
         rewriter, loc, TypeRange{result}, operands, ValueRange{init},
         rewriter.getAffineMapArrayAttr(maps));
+    // The target's hint that this is an embedding's gradient.
+    StringRef hint = GaccDialect::EmbeddingGradientAttrHelper::getNameStr();
+    if (Attribute unit = op->getDiscardableAttr(hint))
+      contract->setDiscardableAttr(hint, unit);
     rewriter.replaceOp(op, convertElements(rewriter, loc, contract.getResult(0),
                                            narrow.getElementType()));
     return success();

@@ -2,6 +2,7 @@
 
 #include "compiler/target/common/Contractions.h"
 #include "compiler/target/cpu/Passes.h"
+#include "dialects/gacc/GaccOps.h"
 #include "mlir/Dialect/Func/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
@@ -73,6 +74,76 @@ linalg::FillOp findZeroInit(Operation *op, Value out) {
   return {};
 }
 
+/// For a contraction marked gacc.embedding_gradient (`one_hot(ids)ᵀ · dy`):
+/// the one-hot generic that writes its lhs (through reshaping views), whose
+/// only input is the ids, and whose buffer nothing else uses, so that it can
+/// go with the product. Null when the IR is not that.
+linalg::GenericOp findOneHot(linalg::LinalgOp op) {
+  if (!op->hasAttr(GaccDialect::EmbeddingGradientAttrHelper::getNameStr()))
+    return {};
+  Value buffer = op.getDpsInputs()[0];
+  SmallVector<Operation *> views;
+  while (isa_and_present<memref::CollapseShapeOp, memref::ExpandShapeOp>(
+      buffer.getDefiningOp())) {
+    views.push_back(buffer.getDefiningOp());
+    buffer = buffer.getDefiningOp()->getOperand(0);
+  }
+  linalg::GenericOp writer;
+  for (Operation *user : buffer.getUsers()) {
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (generic && generic.getNumDpsInputs() == 1 &&
+        generic.getNumDpsInits() == 1 && generic.getDpsInits()[0] == buffer &&
+        isa<IntegerType>(cast<MemRefType>(generic.getDpsInputs()[0].getType())
+                             .getElementType()) &&
+        !writer)
+      writer = generic;
+    else if (!llvm::is_contained(views, user) && user != op)
+      return {};
+  }
+  return writer;
+}
+
+/// Replaces the embedding gradient `op` (see findOneHot) by the runtime's
+/// row additions, `gacc_cpu_embedding_gradient_<float>_<id>(ids, dy, C,
+/// accumulate)`, and drops the one-hot. False when the runtime has no kernel
+/// for the types.
+bool addRowsInstead(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
+                    linalg::GenericOp oneHot, bool accumulate) {
+  Value ids = oneHot.getDpsInputs()[0], dy = op.getDpsInputs()[1],
+        out = op.getDpsInits()[0];
+  auto idType = cast<MemRefType>(ids.getType()).getElementType();
+  auto element = cast<MemRefType>(out.getType()).getElementType();
+  if (cast<MemRefType>(dy.getType()).getElementType() != element ||
+      !(element.isF32() || element.isF64()) ||
+      !(idType.isInteger(32) || idType.isInteger(64)))
+    return false;
+  std::string name =
+      ("gacc_cpu_embedding_gradient_" + Twine(element.isF32() ? "f32" : "f64") +
+       "_i" + Twine(idType.getIntOrFloatBitWidth()))
+          .str();
+  auto unrankedIds = UnrankedMemRefType::get(idType, 0);
+  auto unranked = UnrankedMemRefType::get(element, 0);
+  auto callee = module.lookupSymbol<func::FuncOp>(name);
+  if (!callee)
+    callee = func::createFnDecl(
+        b, module, name,
+        b.getFunctionType({unrankedIds, unranked, unranked, b.getI32Type()},
+                          {}),
+        /*setPrivate=*/true);
+  b.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  func::CallOp::create(
+      b, loc, callee,
+      ValueRange{
+          memref::CastOp::create(b, loc, unrankedIds, ids),
+          memref::CastOp::create(b, loc, unranked, dy),
+          memref::CastOp::create(b, loc, unranked, out),
+          arith::ConstantIntOp::create(b, loc, b.getI32Type(), accumulate)});
+  op.erase();
+  oneHot.erase();
+  return true;
+}
+
 struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -90,6 +161,14 @@ struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> 
       };
       Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
       Value out = op.getDpsInits()[0];
+      if (linalg::GenericOp oneHot = findOneHot(op)) {
+        linalg::FillOp zeroInit = findZeroInit(op, out);
+        if (addRowsInstead(b, module, op, oneHot, !zeroInit)) {
+          if (zeroInit)
+            zeroInit.erase();
+          continue;
+        }
+      }
       Type in = elementOf(lhs);
       StringRef name = kernelName(in, elementOf(out));
       if (elementOf(rhs) != in || name.empty())

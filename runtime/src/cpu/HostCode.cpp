@@ -28,6 +28,14 @@ extern "C" void gacc_cpu_matmul_f16_f32(int64_t, void *, int64_t, void *,
 extern "C" void gacc_cpu_matmul_bf16_f32(int64_t, void *, int64_t, void *,
                                          int64_t, void *, int32_t, int32_t,
                                          int32_t);
+#define GACC_EMBEDDING_GRADIENT(NAME)                                          \
+  extern "C" void NAME(int64_t, void *, int64_t, void *, int64_t, void *,      \
+                       int32_t);
+GACC_EMBEDDING_GRADIENT(gacc_cpu_embedding_gradient_f32_i32)
+GACC_EMBEDDING_GRADIENT(gacc_cpu_embedding_gradient_f32_i64)
+GACC_EMBEDDING_GRADIENT(gacc_cpu_embedding_gradient_f64_i32)
+GACC_EMBEDDING_GRADIENT(gacc_cpu_embedding_gradient_f64_i64)
+#undef GACC_EMBEDDING_GRADIENT
 
 namespace gacc::rt {
 
@@ -60,6 +68,14 @@ const std::vector<HostImport> &hostImports() {
        reinterpret_cast<void *>(&gacc_cpu_matmul_f16_f32)},
       {"gacc_cpu_matmul_bf16_f32",
        reinterpret_cast<void *>(&gacc_cpu_matmul_bf16_f32)},
+      {"gacc_cpu_embedding_gradient_f32_i32",
+       reinterpret_cast<void *>(&gacc_cpu_embedding_gradient_f32_i32)},
+      {"gacc_cpu_embedding_gradient_f32_i64",
+       reinterpret_cast<void *>(&gacc_cpu_embedding_gradient_f32_i64)},
+      {"gacc_cpu_embedding_gradient_f64_i32",
+       reinterpret_cast<void *>(&gacc_cpu_embedding_gradient_f64_i32)},
+      {"gacc_cpu_embedding_gradient_f64_i64",
+       reinterpret_cast<void *>(&gacc_cpu_embedding_gradient_f64_i64)},
   };
   static const std::vector<HostImport> all = [] {
     std::vector<HostImport> list = imports;
