@@ -128,10 +128,12 @@ func.func @transposed_result(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memre
 
 // An embedding's gradient (gacc.embedding_gradient: one_hot(ids)ᵀ · dy):
 // the rows of dy added at their ids by the runtime, overwriting C after a
-// zero fill; the one-hot and the product go. Without the mark, or when the
-// one-hot buffer has another reader, it stays a product.
+// zero fill; the one-hot and the product go.
 #ids = affine_map<(d0, d1, d2) -> (d0, d1)>
 #hot = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#hotT = affine_map<(d0, d1, d2) -> (d2, d0)>
+#dy = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @embedding_gradient
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: linalg.fill
@@ -141,10 +143,8 @@ func.func @transposed_result(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memre
 // CHECK: %[[OVERWRITE:.*]] = arith.constant 0 : i32
 // CHECK: call @gacc_cpu_embedding_gradient_f32_i32(%[[IDS]], %[[DY]], %[[C]], %[[OVERWRITE]])
 // CHECK-NOT: linalg.contract
-// CHECK: call @gacc_cpu_matmul_f32
-// CHECK: call @gacc_cpu_matmul_f32
 // CHECK: return
-func.func @embedding_gradient(%ids: memref<2x3xi32>, %hot: memref<2x3x5xf32>, %dy: memref<6x4xf32>, %c: memref<5x4xf32>, %d: memref<5x4xf32>) {
+func.func @embedding_gradient(%ids: memref<2x3xi32>, %hot: memref<2x3x5xf32>, %dy: memref<6x4xf32>, %c: memref<5x4xf32>) {
   %zero = arith.constant 0.0 : f32
   %one = arith.constant 1.0 : f32
   linalg.generic {indexing_maps = [#ids, #hot], iterator_types = ["parallel", "parallel", "parallel"]}
@@ -158,20 +158,43 @@ func.func @embedding_gradient(%ids: memref<2x3xi32>, %hot: memref<2x3x5xf32>, %d
   }
   %flat = memref.collapse_shape %hot [[0, 1], [2]] : memref<2x3x5xf32> into memref<6x5xf32>
   linalg.fill ins(%zero : f32) outs(%c : memref<5x4xf32>)
-  linalg.contract indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
-                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
-                                   affine_map<(d0, d1, d2) -> (d0, d1)>]
+  linalg.contract indexing_maps = [#hotT, #dy, #c]
       ins(%flat, %dy : memref<6x5xf32>, memref<6x4xf32>) outs(%c : memref<5x4xf32>)
       {gacc.embedding_gradient}
-  // Unmarked: a product.
-  linalg.contract indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
-                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
-                                   affine_map<(d0, d1, d2) -> (d0, d1)>]
+  return
+}
+
+// When something else reads the one-hot (an unmarked product here), it
+// stays; a product without the mark, or whose lhs was last written by
+// anything but a one-hot of ids, stays a product.
+// CHECK-LABEL: func.func @one_hot_read_elsewhere
+// CHECK: linalg.generic
+// CHECK: call @gacc_cpu_embedding_gradient_f32_i32
+// CHECK: call @gacc_cpu_matmul_f32
+// CHECK: linalg.fill
+// CHECK: call @gacc_cpu_matmul_f32
+// CHECK: return
+func.func @one_hot_read_elsewhere(%ids: memref<2x3xi32>, %hot: memref<2x3x5xf32>, %dy: memref<6x4xf32>, %c: memref<5x4xf32>, %d: memref<5x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  linalg.generic {indexing_maps = [#ids, #hot], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ids : memref<2x3xi32>) outs(%hot : memref<2x3x5xf32>) {
+  ^bb0(%id: i32, %o: f32):
+    %v = linalg.index 2 : index
+    %vi = arith.index_cast %v : index to i32
+    %hit = arith.cmpi eq, %id, %vi : i32
+    %x = arith.select %hit, %one, %zero : f32
+    linalg.yield %x : f32
+  }
+  %flat = memref.collapse_shape %hot [[0, 1], [2]] : memref<2x3x5xf32> into memref<6x5xf32>
+  linalg.contract indexing_maps = [#hotT, #dy, #c]
+      ins(%flat, %dy : memref<6x5xf32>, memref<6x4xf32>) outs(%c : memref<5x4xf32>)
+      {gacc.embedding_gradient}
+  linalg.contract indexing_maps = [#hotT, #dy, #c]
       ins(%flat, %dy : memref<6x5xf32>, memref<6x4xf32>) outs(%d : memref<5x4xf32>)
-  // Marked, but the one-hot is read by the product above too.
-  linalg.contract indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
-                                   affine_map<(d0, d1, d2) -> (d2, d1)>,
-                                   affine_map<(d0, d1, d2) -> (d0, d1)>]
+  // The one-hot's bytes rewritten: not a one-hot of ids any more.
+  linalg.fill ins(%one : f32) outs(%hot : memref<2x3x5xf32>)
+  linalg.contract indexing_maps = [#hotT, #dy, #c]
       ins(%flat, %dy : memref<6x5xf32>, memref<6x4xf32>) outs(%d : memref<5x4xf32>)
       {gacc.embedding_gradient}
   return

@@ -75,10 +75,11 @@ linalg::FillOp findZeroInit(Operation *op, Value out) {
 }
 
 /// For a contraction marked gacc.embedding_gradient (`one_hot(ids)ᵀ · dy`):
-/// the one-hot generic that writes its lhs (through reshaping views), whose
-/// only input is the ids, and whose buffer nothing else uses, so that it can
-/// go with the product. Null when the IR is not that.
-linalg::GenericOp findOneHot(linalg::LinalgOp op) {
+/// the one-hot generic that last wrote its lhs (through reshaping views),
+/// whose only input is the ids. Null when the IR is not that. Sets
+/// `onlyUse` when nothing else uses the one-hot's buffer (a planned
+/// workspace view may be shared with other lifetimes), so that it can go.
+linalg::GenericOp findOneHot(linalg::LinalgOp op, bool &onlyUse) {
   if (!op->hasAttr(GaccDialect::EmbeddingGradientAttrHelper::getNameStr()))
     return {};
   Value buffer = op.getDpsInputs()[0];
@@ -88,27 +89,39 @@ linalg::GenericOp findOneHot(linalg::LinalgOp op) {
     views.push_back(buffer.getDefiningOp());
     buffer = buffer.getDefiningOp()->getOperand(0);
   }
+  // The nearest op before that touches the buffer must be the one-hot.
   linalg::GenericOp writer;
-  for (Operation *user : buffer.getUsers()) {
-    auto generic = dyn_cast<linalg::GenericOp>(user);
-    if (generic && generic.getNumDpsInputs() == 1 &&
-        generic.getNumDpsInits() == 1 && generic.getDpsInits()[0] == buffer &&
-        isa<IntegerType>(cast<MemRefType>(generic.getDpsInputs()[0].getType())
-                             .getElementType()) &&
-        !writer)
-      writer = generic;
-    else if (!llvm::is_contained(views, user) && user != op)
+  for (Operation *before = op->getPrevNode(); before && !writer;
+       before = before->getPrevNode()) {
+    if (llvm::is_contained(views, before) ||
+        !llvm::is_contained(before->getOperands(), buffer))
+      continue;
+    auto generic = dyn_cast<linalg::GenericOp>(before);
+    if (!generic || generic.getNumDpsInputs() != 1 ||
+        generic.getNumDpsInits() != 1 || generic.getDpsInits()[0] != buffer ||
+        !isa<IntegerType>(cast<MemRefType>(generic.getDpsInputs()[0].getType())
+                              .getElementType()))
       return {};
+    writer = generic;
   }
+  // Nothing but the writer, the views and the product reads any of them.
+  auto ours = [&](Operation *user) {
+    return user == writer || user == op || llvm::is_contained(views, user);
+  };
+  onlyUse = writer && llvm::all_of(buffer.getUsers(), ours) &&
+            llvm::all_of(views, [&](Operation *view) {
+              return llvm::all_of(view->getUsers(), ours);
+            });
   return writer;
 }
 
 /// Replaces the embedding gradient `op` (see findOneHot) by the runtime's
 /// row additions, `gacc_cpu_embedding_gradient_<float>_<id>(ids, dy, C,
-/// accumulate)`, and drops the one-hot. False when the runtime has no kernel
-/// for the types.
+/// accumulate)`, and drops the one-hot when `eraseOneHot`. False when the
+/// runtime has no kernel for the types.
 bool addRowsInstead(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
-                    linalg::GenericOp oneHot, bool accumulate) {
+                    linalg::GenericOp oneHot, bool eraseOneHot,
+                    bool accumulate) {
   Value ids = oneHot.getDpsInputs()[0], dy = op.getDpsInputs()[1],
         out = op.getDpsInits()[0];
   auto idType = cast<MemRefType>(ids.getType()).getElementType();
@@ -140,7 +153,8 @@ bool addRowsInstead(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
           memref::CastOp::create(b, loc, unranked, out),
           arith::ConstantIntOp::create(b, loc, b.getI32Type(), accumulate)});
   op.erase();
-  oneHot.erase();
+  if (eraseOneHot)
+    oneHot.erase();
   return true;
 }
 
@@ -161,9 +175,10 @@ struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> 
       };
       Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
       Value out = op.getDpsInits()[0];
-      if (linalg::GenericOp oneHot = findOneHot(op)) {
+      bool onlyUse = false;
+      if (linalg::GenericOp oneHot = findOneHot(op, onlyUse)) {
         linalg::FillOp zeroInit = findZeroInit(op, out);
-        if (addRowsInstead(b, module, op, oneHot, !zeroInit)) {
+        if (addRowsInstead(b, module, op, oneHot, onlyUse, !zeroInit)) {
           if (zeroInit)
             zeroInit.erase();
           continue;
