@@ -126,9 +126,9 @@ func.func @transposed_result(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memre
   return
 }
 
-// An embedding's gradient (gacc.embedding_gradient: one_hot(ids)ᵀ · dy):
-// the rows of dy added at their ids by the runtime, overwriting C after a
-// zero fill; the one-hot and the product go.
+// An embedding's gradient (gacc.embedding_gradient: one_hot(ids)ᵀ · dy, the
+// ids read from the batch arena): the rows of dy added at their ids by the
+// runtime, overwriting C after a zero fill; the one-hot and the product go.
 #ids = affine_map<(d0, d1, d2) -> (d0, d1)>
 #hot = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #hotT = affine_map<(d0, d1, d2) -> (d2, d0)>
@@ -137,14 +137,16 @@ func.func @transposed_result(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memre
 // CHECK-LABEL: func.func @embedding_gradient
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: linalg.fill
-// CHECK: %[[IDS:.*]] = memref.cast %arg0 : memref<2x3xi32> to memref<*xi32>
+// CHECK: %[[IDS:.*]] = memref.cast %{{.*}} : memref<2x3xi32> to memref<*xi32>
 // CHECK: %[[DY:.*]] = memref.cast %arg2 : memref<6x4xf32> to memref<*xf32>
 // CHECK: %[[C:.*]] = memref.cast %arg3 : memref<5x4xf32> to memref<*xf32>
 // CHECK: %[[OVERWRITE:.*]] = arith.constant 0 : i32
 // CHECK: call @gacc_cpu_embedding_gradient_f32_i32(%[[IDS]], %[[DY]], %[[C]], %[[OVERWRITE]])
 // CHECK-NOT: linalg.contract
 // CHECK: return
-func.func @embedding_gradient(%ids: memref<2x3xi32>, %hot: memref<2x3x5xf32>, %dy: memref<6x4xf32>, %c: memref<5x4xf32>) {
+func.func @embedding_gradient(%batch: memref<?xi8> {gacc.arena = "batch"}, %hot: memref<2x3x5xf32>, %dy: memref<6x4xf32>, %c: memref<5x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %ids = memref.view %batch[%c0][] : memref<?xi8> to memref<2x3xi32>
   %zero = arith.constant 0.0 : f32
   %one = arith.constant 1.0 : f32
   linalg.generic {indexing_maps = [#ids, #hot], iterator_types = ["parallel", "parallel", "parallel"]}
@@ -166,15 +168,22 @@ func.func @embedding_gradient(%ids: memref<2x3xi32>, %hot: memref<2x3x5xf32>, %d
 
 // When something else reads the one-hot (an unmarked product here), it
 // stays; a product without the mark, or whose lhs was last written by
-// anything but a one-hot of ids, stays a product.
+// anything but a one-hot of ids, stays a product; so does one whose ids are
+// not the batch's (computed by the step: the product may come after their
+// buffer's last planned use).
 // CHECK-LABEL: func.func @one_hot_read_elsewhere
 // CHECK: linalg.generic
 // CHECK: call @gacc_cpu_embedding_gradient_f32_i32
 // CHECK: call @gacc_cpu_matmul_f32
 // CHECK: linalg.fill
 // CHECK: call @gacc_cpu_matmul_f32
+// CHECK: linalg.generic
+// CHECK-NOT: gacc_cpu_embedding_gradient
+// CHECK: call @gacc_cpu_matmul_f32
 // CHECK: return
-func.func @one_hot_read_elsewhere(%ids: memref<2x3xi32>, %hot: memref<2x3x5xf32>, %dy: memref<6x4xf32>, %c: memref<5x4xf32>, %d: memref<5x4xf32>) {
+func.func @one_hot_read_elsewhere(%batch: memref<?xi8> {gacc.arena = "batch"}, %hot: memref<2x3x5xf32>, %dy: memref<6x4xf32>, %c: memref<5x4xf32>, %d: memref<5x4xf32>, %computed: memref<2x3xi32>) {
+  %c0 = arith.constant 0 : index
+  %ids = memref.view %batch[%c0][] : memref<?xi8> to memref<2x3xi32>
   %zero = arith.constant 0.0 : f32
   %one = arith.constant 1.0 : f32
   linalg.generic {indexing_maps = [#ids, #hot], iterator_types = ["parallel", "parallel", "parallel"]}
@@ -194,6 +203,18 @@ func.func @one_hot_read_elsewhere(%ids: memref<2x3xi32>, %hot: memref<2x3x5xf32>
       ins(%flat, %dy : memref<6x5xf32>, memref<6x4xf32>) outs(%d : memref<5x4xf32>)
   // The one-hot's bytes rewritten: not a one-hot of ids any more.
   linalg.fill ins(%one : f32) outs(%hot : memref<2x3x5xf32>)
+  linalg.contract indexing_maps = [#hotT, #dy, #c]
+      ins(%flat, %dy : memref<6x5xf32>, memref<6x4xf32>) outs(%d : memref<5x4xf32>)
+      {gacc.embedding_gradient}
+  linalg.generic {indexing_maps = [#ids, #hot], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%computed : memref<2x3xi32>) outs(%hot : memref<2x3x5xf32>) {
+  ^bb0(%id: i32, %o: f32):
+    %v = linalg.index 2 : index
+    %vi = arith.index_cast %v : index to i32
+    %hit = arith.cmpi eq, %id, %vi : i32
+    %x = arith.select %hit, %one, %zero : f32
+    linalg.yield %x : f32
+  }
   linalg.contract indexing_maps = [#hotT, #dy, #c]
       ins(%flat, %dy : memref<6x5xf32>, memref<6x4xf32>) outs(%d : memref<5x4xf32>)
       {gacc.embedding_gradient}

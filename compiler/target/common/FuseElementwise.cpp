@@ -15,15 +15,6 @@ namespace mlir::gacc {
 using namespace mlir;
 
 namespace {
-/// Fuses a generic whose value is also written to an arena slot into an
-/// all-parallel consumer that reads each of its elements once (a
-/// permutation map) and whose own values go only to slots: one pass
-/// instead of two, nothing computed twice. An optimizer's update is the
-/// case: the new moment is written to its slot and read by the weight's
-/// update. Both values having a home, the fused op needs no temporary; a
-/// fused op with a temporary output would keep the producer's inputs alive
-/// beside it where they could have shared memory. The slot writes must come
-/// after the consumer, where the fused op is.
 /// Whether every user of `producer` but `consumer`, and every user of
 /// `consumer`, writes a slot (bufferization.materialize_in_destination)
 /// within a few operations after `consumer`, as BuildStep emits them. (A
@@ -48,6 +39,15 @@ bool slotWritesFollow(Operation *producer, Operation *consumer) {
   return seen == int(writes.size());
 }
 
+/// Fuses a generic whose value is also written to an arena slot into an
+/// all-parallel consumer that reads each of its elements once (a
+/// permutation map) and whose own values go only to slots: one pass
+/// instead of two, nothing computed twice. An optimizer's update is the
+/// case: the new moment is written to its slot and read by the weight's
+/// update. Both values having a home, the fused op needs no temporary; a
+/// fused op with a temporary output would keep the producer's inputs alive
+/// beside it where they could have shared memory. The slot writes must come
+/// after the consumer, where the fused op is.
 struct FuseSharedProducer : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,

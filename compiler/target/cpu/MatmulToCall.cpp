@@ -5,7 +5,9 @@
 #include "dialects/gacc/GaccOps.h"
 #include "mlir/Dialect/Func/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::gacc {
@@ -74,13 +76,74 @@ linalg::FillOp findZeroInit(Operation *op, Value out) {
   return {};
 }
 
+/// Whether `generic` is a one-hot of its one input, the ids: element
+/// [i..., v] = (ids[i...] == v) ? 1 : 0, as gacc.one_hot lowers.
+bool isOneHot(linalg::GenericOp generic) {
+  if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops())
+    return false;
+  Block &body = generic.getRegion().front();
+  auto select =
+      body.getTerminator()->getOperand(0).getDefiningOp<arith::SelectOp>();
+  auto compare =
+      select ? select.getCondition().getDefiningOp<arith::CmpIOp>() : nullptr;
+  if (!compare || compare.getPredicate() != arith::CmpIPredicate::eq ||
+      !matchPattern(select.getTrueValue(), m_OneFloat()) ||
+      !matchPattern(select.getFalseValue(), m_AnyZeroFloat()))
+    return false;
+  Value id = body.getArgument(0);
+  Value other = compare.getLhs() == id   ? compare.getRhs()
+                : compare.getRhs() == id ? compare.getLhs()
+                                         : Value();
+  auto cast = other ? other.getDefiningOp<arith::IndexCastOp>() : nullptr;
+  auto index = cast ? cast.getIn().getDefiningOp<linalg::IndexOp>() : nullptr;
+  return index && index.getDim() == generic.getNumLoops() - 1;
+}
+
+/// Whether `ids` are contiguous and read from the batch arena, which the
+/// step never writes or frees: the runtime reads them at the product, after
+/// the one-hot, their last reader as far as buffer planning knew.
+bool isBatchInput(Value ids) {
+  auto type = cast<MemRefType>(ids.getType());
+  if (!isa<IntegerType>(type.getElementType()) ||
+      !memref::isStaticShapeAndContiguousRowMajor(type))
+    return false;
+  while (Operation *def = ids.getDefiningOp()) {
+    if (!isa<memref::ViewOp, memref::SubViewOp, memref::CollapseShapeOp,
+             memref::ExpandShapeOp, memref::CastOp>(def))
+      return false;
+    ids = def->getOperand(0);
+  }
+  auto argument = dyn_cast<BlockArgument>(ids);
+  auto function =
+      argument
+          ? dyn_cast<FunctionOpInterface>(argument.getOwner()->getParentOp())
+          : FunctionOpInterface();
+  if (!function)
+    return false;
+  // The argument says so, or it is the batch argument of an entry point
+  // (whose arguments are kArenaRoles in order; bufferization drops the
+  // argument attributes).
+  auto arena = function.getArgAttrOfType<StringAttr>(
+      argument.getArgNumber(), GaccDialect::ArenaAttrHelper::getNameStr());
+  if (arena)
+    return arena.getValue() == "batch";
+  StringRef name = SymbolTable::getSymbolName(function).getValue();
+  return (name == "gacc_step" || name == "gacc_eval") &&
+         function.getNumArguments() == std::size(kArenaRoles) &&
+         kArenaRoles[argument.getArgNumber()] == "batch";
+}
+
 /// For a contraction marked gacc.embedding_gradient (`one_hot(ids)ᵀ · dy`):
 /// the one-hot generic that last wrote its lhs (through reshaping views),
 /// whose only input is the ids. Null when the IR is not that. Sets
 /// `onlyUse` when nothing else uses the one-hot's buffer (a planned
 /// workspace view may be shared with other lifetimes), so that it can go.
 linalg::GenericOp findOneHot(linalg::LinalgOp op, bool &onlyUse) {
-  if (!op->hasAttr(GaccDialect::EmbeddingGradientAttrHelper::getNameStr()))
+  std::optional<MatmulShape> shape = getMatmulShape(op);
+  if (!op->hasAttr(GaccDialect::EmbeddingGradientAttrHelper::getNameStr()) ||
+      !shape || !shape->transposeLhs || shape->transposeRhs ||
+      op.getNumLoops() != 3)
     return {};
   Value buffer = op.getDpsInputs()[0];
   SmallVector<Operation *> views;
@@ -97,13 +160,12 @@ linalg::GenericOp findOneHot(linalg::LinalgOp op, bool &onlyUse) {
         !llvm::is_contained(before->getOperands(), buffer))
       continue;
     auto generic = dyn_cast<linalg::GenericOp>(before);
-    if (!generic || generic.getNumDpsInputs() != 1 ||
-        generic.getNumDpsInits() != 1 || generic.getDpsInits()[0] != buffer ||
-        !isa<IntegerType>(cast<MemRefType>(generic.getDpsInputs()[0].getType())
-                              .getElementType()))
+    if (!generic || !isOneHot(generic) || generic.getDpsInits()[0] != buffer)
       return {};
     writer = generic;
   }
+  if (!writer || !isBatchInput(writer.getDpsInputs()[0]))
+    return {};
   // Nothing but the writer, the views and the product reads any of them.
   auto ours = [&](Operation *user) {
     return user == writer || user == op || llvm::is_contained(views, user);

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -156,7 +157,7 @@ Status loadHostCode(const std::string &sharedObject, const std::string &origin,
   const char *keepIn = std::getenv("GACC_HOST_CODE_DIR");
   if (keepIn && *keepIn) {
     std::string name = std::string(keepIn) + "/gacc-host-code-XXXXXX.so";
-    fd = ::mkstemps(name.data(), 3);
+    fd = ::mkostemps(name.data(), 3, O_CLOEXEC);
     if (fd >= 0)
       std::fprintf(stderr, "gacc: host code of %s in %s\n", origin.c_str(),
                    name.c_str());

@@ -199,13 +199,18 @@ private:
 } // namespace
 
 #if GACC_OPENMP_LOOPS
-int threads() {
-  static bool initialized = (omp_set_num_threads(defaultThreads()), true);
-  (void)initialized;
-  return omp_get_max_threads();
+/// The team size for every thread's loops (omp_set_num_threads sets only
+/// the calling thread's).
+std::atomic<int> &teamSize() {
+  static std::atomic<int> size{defaultThreads()};
+  return size;
 }
 
-void setThreads(int count) { omp_set_num_threads(count < 1 ? 1 : count); }
+int threads() { return teamSize().load(std::memory_order_relaxed); }
+
+void setThreads(int count) {
+  teamSize().store(count < 1 ? 1 : count, std::memory_order_relaxed);
+}
 
 void parallelFor(int64_t extent, int64_t grain, ChunkTask task, void *context) {
   if (extent <= 0)
