@@ -5,8 +5,7 @@
 # lacks, the examples' kernels as PTX, the examples compiled for the CPU and
 # for CUDA (f32, bf16, and f16 with accumulation and remat), and the
 # PyTorch peer; bench/gpu/load_bench.sh's PTX-only builds and
-# bench/gpu/gpt2_bench.sh's GPT-2-small and bench/gpu/resnet_bench.sh's
-# resnet18.
+# bench/gpu/peer_bench.sh's GPT-2-small and resnet18.
 set -euo pipefail
 out=${1:-build-gpu}
 rm -rf "$out" && mkdir -p "$out/lib"
@@ -39,14 +38,14 @@ for model in mlp gpt_mini; do
     done
   done
 done
-# GPT-2-small for bench/gpu/gpt2_bench.sh.
+# GPT-2-small for bench/gpu/peer_bench.sh gpt2.
 python3 examples/make_gpt.py --vocab 50257 --context 1024 --width 768 \
   --heads 12 --layers 12 --batch 8 > "$out/gpt2.mlir"
 for variant in f32 bf16; do
   build/bin/gacc compile "$out/gpt2.mlir" --target cuda --precision "$variant" \
     -o "$out/gpt2.$variant.cuda.gacc"
 done
-# resnet18 (torchvision, batch 256, 32x32) for bench/gpu/resnet_bench.sh.
+# resnet18 (torchvision, batch 256, 32x32) for bench/gpu/peer_bench.sh.
 PYTHONPATH=build/python /usr/bin/python3 bench/gpu/make_resnet.py 256 \
   > "$out/resnet18.mlir"
 for variant in f32 bf16; do

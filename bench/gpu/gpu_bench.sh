@@ -24,7 +24,7 @@ for artifact in "$bundle"/*.cuda.gacc; do
   name=${tag##*/}
   model=${name%%.*}
   variant=${name#*.}
-  # Only the steps the bundle has for both targets (not gpt2_bench.sh's).
+  # Only the steps the bundle has for both targets (not peer_bench.sh's).
   [ -e "$tag.cpu.gacc" ] || continue
   "$bundle/gacc-train-artifact" "$tag.cpu.gacc" "$steps" > "$tag.cpu.out"
   "$bundle/gacc-train-artifact" "$tag.cuda.gacc" "$steps" > "$tag.cuda.out"

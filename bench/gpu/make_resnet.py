@@ -1,5 +1,5 @@
 """torchvision resnet18 (10 classes, 32x32, SGD momentum) at a batch size, as
-gacc MLIR through gacc.to_mlir: bench/gpu/resnet_bench.sh's model."""
+gacc MLIR through gacc.to_mlir: bench/gpu/peer_bench.sh resnet18's model."""
 import sys
 import torch
 import torchvision

@@ -9,7 +9,7 @@ reads the loss back.
 
 `gpt2` is GPT-mini's definition at GPT-2-small's shapes (vocab 50257,
 context 1024, width 768, 12 heads, 12 layers, batch 8), as
-bench/gpu/gpt2_bench.sh compiles it, with attention through
+bench/gpu/peer_bench.sh gpt2 compiles it, with attention through
 scaled_dot_product_attention (flash attention where PyTorch picks it).
 `resnet18` is torchvision's (10 classes, 32x32 images, batch 256, SGD with
 momentum 0.9 and weight decay 5e-4), as bench/gpu/make_resnet.py exports

@@ -19,23 +19,23 @@
 #include <unistd.h>
 
 extern "C" void memrefCopy(int64_t, void *, void *);
-extern "C" void gacc_cpu_matmul_f32(int64_t, void *, int64_t, void *, int64_t,
-                                    void *, int32_t, int32_t, int32_t);
-extern "C" void gacc_cpu_matmul_f64(int64_t, void *, int64_t, void *, int64_t,
-                                    void *, int32_t, int32_t, int32_t);
-extern "C" void gacc_cpu_matmul_f16_f32(int64_t, void *, int64_t, void *,
-                                        int64_t, void *, int32_t, int32_t,
-                                        int32_t);
-extern "C" void gacc_cpu_matmul_bf16_f32(int64_t, void *, int64_t, void *,
-                                         int64_t, void *, int32_t, int32_t,
-                                         int32_t);
+// The runtime's CPU kernels (Matmul.cpp, EmbeddingGradient.cpp), all with
+// the same kind of arguments: unranked memrefs (rank, descriptor) and flags.
+#define GACC_MATMUL(NAME)                                                      \
+  extern "C" void NAME(int64_t, void *, int64_t, void *, int64_t, void *,      \
+                       int32_t, int32_t, int32_t);
 #define GACC_EMBEDDING_GRADIENT(NAME)                                          \
   extern "C" void NAME(int64_t, void *, int64_t, void *, int64_t, void *,      \
                        int32_t);
+GACC_MATMUL(gacc_cpu_matmul_f32)
+GACC_MATMUL(gacc_cpu_matmul_f64)
+GACC_MATMUL(gacc_cpu_matmul_f16_f32)
+GACC_MATMUL(gacc_cpu_matmul_bf16_f32)
 GACC_EMBEDDING_GRADIENT(gacc_cpu_embedding_gradient_f32_i32)
 GACC_EMBEDDING_GRADIENT(gacc_cpu_embedding_gradient_f32_i64)
 GACC_EMBEDDING_GRADIENT(gacc_cpu_embedding_gradient_f64_i32)
 GACC_EMBEDDING_GRADIENT(gacc_cpu_embedding_gradient_f64_i64)
+#undef GACC_MATMUL
 #undef GACC_EMBEDDING_GRADIENT
 
 namespace gacc::rt {
@@ -63,20 +63,16 @@ const std::vector<HostImport> &hostImports() {
       {"mgpuMemcpy", reinterpret_cast<void *>(&mgpuMemcpy)},
       {"gacc_cpu_parallel_for",
        reinterpret_cast<void *>(&gacc_cpu_parallel_for)},
-      {"gacc_cpu_matmul_f32", reinterpret_cast<void *>(&gacc_cpu_matmul_f32)},
-      {"gacc_cpu_matmul_f64", reinterpret_cast<void *>(&gacc_cpu_matmul_f64)},
-      {"gacc_cpu_matmul_f16_f32",
-       reinterpret_cast<void *>(&gacc_cpu_matmul_f16_f32)},
-      {"gacc_cpu_matmul_bf16_f32",
-       reinterpret_cast<void *>(&gacc_cpu_matmul_bf16_f32)},
-      {"gacc_cpu_embedding_gradient_f32_i32",
-       reinterpret_cast<void *>(&gacc_cpu_embedding_gradient_f32_i32)},
-      {"gacc_cpu_embedding_gradient_f32_i64",
-       reinterpret_cast<void *>(&gacc_cpu_embedding_gradient_f32_i64)},
-      {"gacc_cpu_embedding_gradient_f64_i32",
-       reinterpret_cast<void *>(&gacc_cpu_embedding_gradient_f64_i32)},
-      {"gacc_cpu_embedding_gradient_f64_i64",
-       reinterpret_cast<void *>(&gacc_cpu_embedding_gradient_f64_i64)},
+#define GACC_KERNEL(NAME) {#NAME, reinterpret_cast<void *>(&NAME)},
+      GACC_KERNEL(gacc_cpu_matmul_f32)
+      GACC_KERNEL(gacc_cpu_matmul_f64)
+      GACC_KERNEL(gacc_cpu_matmul_f16_f32)
+      GACC_KERNEL(gacc_cpu_matmul_bf16_f32)
+      GACC_KERNEL(gacc_cpu_embedding_gradient_f32_i32)
+      GACC_KERNEL(gacc_cpu_embedding_gradient_f32_i64)
+      GACC_KERNEL(gacc_cpu_embedding_gradient_f64_i32)
+      GACC_KERNEL(gacc_cpu_embedding_gradient_f64_i64)
+#undef GACC_KERNEL
   };
   static const std::vector<HostImport> all = [] {
     std::vector<HostImport> list = imports;

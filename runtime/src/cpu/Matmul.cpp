@@ -298,34 +298,14 @@ void widenedMatmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
 }
 } // namespace
 
-extern "C" void gacc_cpu_matmul_f16_f32(int64_t rankA, void *a, int64_t rankB,
-                                        void *b, int64_t rankC, void *c,
-                                        int32_t transposeA, int32_t transposeB,
-                                        int32_t accumulate) {
-  widenedMatmul<Half>(rankA, a, rankB, b, rankC, c, transposeA, transposeB,
-                      accumulate);
-}
-
-extern "C" void gacc_cpu_matmul_bf16_f32(int64_t rankA, void *a, int64_t rankB,
-                                         void *b, int64_t rankC, void *c,
-                                         int32_t transposeA, int32_t transposeB,
-                                         int32_t accumulate) {
-  widenedMatmul<BFloat16>(rankA, a, rankB, b, rankC, c, transposeA, transposeB,
-                          accumulate);
-}
-
-extern "C" void gacc_cpu_matmul_f32(int64_t rankA, void *a, int64_t rankB,
-                                    void *b, int64_t rankC, void *c,
-                                    int32_t transposeA, int32_t transposeB,
-                                    int32_t accumulate) {
-  matmul<float>(rankA, a, rankB, b, rankC, c, transposeA, transposeB,
-                accumulate);
-}
-
-extern "C" void gacc_cpu_matmul_f64(int64_t rankA, void *a, int64_t rankB,
-                                    void *b, int64_t rankC, void *c,
-                                    int32_t transposeA, int32_t transposeB,
-                                    int32_t accumulate) {
-  matmul<double>(rankA, a, rankB, b, rankC, c, transposeA, transposeB,
-                 accumulate);
-}
+#define GACC_MATMUL(NAME, KERNEL)                                              \
+  extern "C" void NAME(int64_t rankA, void *a, int64_t rankB, void *b,         \
+                       int64_t rankC, void *c, int32_t transposeA,             \
+                       int32_t transposeB, int32_t accumulate) {               \
+    KERNEL(rankA, a, rankB, b, rankC, c, transposeA, transposeB, accumulate);  \
+  }
+GACC_MATMUL(gacc_cpu_matmul_f32, matmul<float>)
+GACC_MATMUL(gacc_cpu_matmul_f64, matmul<double>)
+GACC_MATMUL(gacc_cpu_matmul_f16_f32, widenedMatmul<Half>)
+GACC_MATMUL(gacc_cpu_matmul_bf16_f32, widenedMatmul<BFloat16>)
+#undef GACC_MATMUL
