@@ -6,6 +6,7 @@
 #include "mlir/IR/Verifier.h"
 #include "passes/BatchSplit.h"
 #include "passes/Zero.h"
+#include "passes/optimizers/Optimizer.h"
 
 using namespace mlir;
 using namespace mlir::gacc;
@@ -155,38 +156,40 @@ LogicalResult applyRematBudget(TrainStepOp step) {
   return success();
 }
 
-/// lr / weight-decay override the optimizer's, grad-clip the step's norm
-/// clipping.
+/// optimizer replaces the step's optimizer (keeping its learning rate and
+/// weight decay), lr / weight-decay override them, grad-clip the step's
+/// norm clipping.
 LogicalResult applyOptimizer(TrainStepOp step, const Options &options) {
+  StringRef name = options.optimizer.getValue();
   std::optional<double> lr = options.lr.getValue(),
                         decay = options.weightDecay.getValue(),
                         clip = options.gradClip.getValue();
-  if (!lr && !decay && !clip)
+  if (name.empty() && !lr && !decay && !clip)
     return success();
-  MLIRContext *context = step.getContext();
-  auto emitError = [&] { return step.emitError(); };
-  auto value = [](std::optional<double> given, const APFloat &current) {
-    return given ? APFloat(*given) : current;
-  };
-  Attribute optimizer = step.getOptimizer();
-  if (auto sgd = dyn_cast<SGDAttr>(optimizer))
-    optimizer = SGDAttr::getChecked(emitError, context, value(lr, sgd.getLr()),
-                                    sgd.getMomentum(), sgd.getDampening(),
-                                    value(decay, sgd.getWeightDecay()),
-                                    sgd.getNesterov());
-  else if (auto adamw = dyn_cast<AdamWAttr>(optimizer))
-    optimizer = AdamWAttr::getChecked(
-        emitError, context, value(lr, adamw.getLr()), adamw.getBeta1(),
-        adamw.getBeta2(), adamw.getEps(), value(decay, adamw.getWeightDecay()));
-  else if (auto adam = dyn_cast<AdamAttr>(optimizer))
-    optimizer = AdamAttr::getChecked(
-        emitError, context, value(lr, adam.getLr()), adam.getBeta1(),
-        adam.getBeta2(), adam.getEps(), value(decay, adam.getWeightDecay()));
-  if (!optimizer)
+  FailureOr<const Optimizer *> current = lookupOptimizer(step);
+  if (failed(current))
     return failure();
-  step.setOptimizerAttr(optimizer);
+  const Optimizer *optimizer = *current;
+  if (!name.empty() && !(optimizer = lookupOptimizer(name)))
+    return step.emitError("unknown optimizer '")
+           << name << "': expected one of " << registeredOptimizerNames();
+  double currentLr = 0.0, currentDecay = 0.0;
+  for (Hyperparameter hyper :
+       (*current)->getHyperparameters(step.getOptimizer())) {
+    if (hyper.name == kLearningRate)
+      currentLr = hyper.value;
+    else if (hyper.name == "weight_decay")
+      currentDecay = hyper.value;
+  }
+  Attribute rebuilt = optimizer->rebuild(
+      step.getContext(), step.getOptimizer(), lr.value_or(currentLr),
+      decay.value_or(currentDecay), [&] { return step.emitError(); });
+  if (!rebuilt)
+    return failure();
+  step.setOptimizerAttr(rebuilt);
   if (clip)
-    step.setGradClipNormAttr(FloatAttr::get(Float64Type::get(context), *clip));
+    step.setGradClipNormAttr(
+        FloatAttr::get(Float64Type::get(step.getContext()), *clip));
   return verify(step);
 }
 

@@ -77,10 +77,8 @@ rt::ModelInfo mlir::gacc::describeStep(TrainStepOp step, const StepLayout &layou
   for (ParamOp param : getTrainableParams(module))
     info.grads.push_back(
         slotOf(*layout.state.find(("grad." + param.getSymName()).str())));
-  for (const std::string &kind : layout.optimizerSlots)
-    for (ParamOp param : getTrainableParams(module))
-      info.optimizerState.push_back(slotOf(
-          *layout.state.find(kind + "." + param.getSymName().str())));
+  for (const std::string &name : layout.optimizerState)
+    info.optimizerState.push_back(slotOf(*layout.state.find(name)));
   for (InputOp input : module.getOps<InputOp>()) {
     rt::Input described{slotOf(*layout.batch.find(input.getSymName())),
                         static_cast<rt::InputKind>(input.getKind())};

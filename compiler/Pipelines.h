@@ -89,6 +89,10 @@ public:
                      "examples")};
   Option<Count> zeroStage{owner, "zero-stage",
                           llvm::cl::desc("ZeRO stage: 0, 1, 2 or 3")};
+  Option<std::string> optimizer{
+      owner, "optimizer",
+      llvm::cl::desc("Replace the model's optimizer: sgd, adam, adamw or "
+                     "adafactor, with its learning rate and weight decay")};
   Option<std::optional<double>> lr{
       owner, "lr", llvm::cl::desc("The optimizer's base learning rate")};
   Option<std::optional<double>> weightDecay{
@@ -117,6 +121,7 @@ public:
     precision = other.precision.getValue();
     ranks = other.ranks.getValue();
     zeroStage = other.zeroStage.getValue();
+    optimizer = other.optimizer.getValue();
     lr = other.lr.getValue();
     weightDecay = other.weightDecay.getValue();
     gradClip = other.gradClip.getValue();

@@ -55,8 +55,6 @@ FailureOr<StepLayout> gacc::computeStepLayout(TrainStepOp step) {
   if (failed(optimizer))
     return failure();
   layout.optimizer = *optimizer;
-  for (StringRef slot : layout.optimizer->getStateSlots(step.getOptimizer()))
-    layout.optimizerSlots.push_back(slot.str());
   for (StringRef name : layout.optimizer->getStepScalars(step.getOptimizer()))
     layout.stepScalars.push_back(name.str());
 
@@ -86,10 +84,31 @@ FailureOr<StepLayout> gacc::computeStepLayout(TrainStepOp step) {
   for (ParamOp param : trainable)
     addState(("grad." + param.getSymName()).str(), param,
              shardsGradients(zero), false);
-  for (const std::string &slot : layout.optimizerSlots)
-    for (ParamOp param : trainable)
-      addState(slot + "." + param.getSymName().str(), param,
-               shardsOptimizerState(zero), true);
+  Attribute optimizerAttr = step.getOptimizer();
+  bool shardState = shardsOptimizerState(zero);
+  if (shardState && !layout.optimizer->isElementwise(optimizerAttr))
+    return step.emitOpError("ZeRO stage ")
+           << zero.getStage() << " shards the optimizer state, but "
+           << layout.optimizer->getName()
+           << "'s update reads whole rows, columns or norms of a parameter: "
+              "use stage 0 or an elementwise optimizer";
+  for (ParamOp param : trainable) {
+    RankedTensorType weights = param.getTensorType().clone(layout.element);
+    SmallVector<StateSlot> slots =
+        layout.optimizer->getStateSlots(optimizerAttr, weights);
+    SmallVector<StateSlot> shards;
+    if (shardState)
+      shards = layout.optimizer->getStateSlots(
+          optimizerAttr, shardType(weights, zero.getRanks()));
+    for (auto [i, slot] : llvm::enumerate(slots)) {
+      std::string name = (slot.name + "." + param.getSymName()).str();
+      if (shardState)
+        layout.state.add(name, shards[i].type, slot.type);
+      else
+        layout.state.add(name, slot.type);
+      layout.optimizerState.push_back(name);
+    }
+  }
   for (ParamOp param : params)
     if (low->contains(param.getSymName()))
       addState((kMasterPrefix + param.getSymName()).str(), param,

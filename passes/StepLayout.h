@@ -69,8 +69,9 @@ private:
 struct StepLayout {
   /// Parameters by name; gradients "grad.<name>" and optimizer state
   /// "<slot>.<name>" of the trainable ones (a frozen parameter has neither,
-  /// and is never sharded), for each of the optimizer's state slots, which keep
-  /// torch.optim's names ("momentum_buffer", "exp_avg"); with loss scaling,
+  /// and is never sharded), for each of the optimizer's state slots of that
+  /// parameter, which keep torch.optim's names ("momentum_buffer",
+  /// "exp_avg"); with loss scaling,
   /// kLossScaleSlot and kGrowthTrackerSlot. In mixed precision, a parameter
   /// the model reads only in 16 bits (lowPrecisionParams) keeps its weight
   /// and gradient in 16 bits and its f32 master weight as optimizer state,
@@ -88,8 +89,9 @@ struct StepLayout {
   ArenaLayout io;
   /// The step's optimizer.
   const Optimizer *optimizer = nullptr;
-  /// Its state slot names and per-step scalar names, in order.
-  SmallVector<std::string> optimizerSlots;
+  /// Its state slots ("exp_avg.<parameter>", ...: those of each trainable
+  /// parameter in turn) and its per-step scalar names, in order.
+  SmallVector<std::string> optimizerState;
   SmallVector<std::string> stepScalars;
   /// The element type every parameter shares.
   Type element;

@@ -378,7 +378,14 @@ void mlir::gacc::printMemoryPlan(raw_ostream &os, TrainStepOp step,
   os << plan.state.parameterCount << " parameters";
   if (frozen)
     os << " (" << frozen << " frozen: no gradient, no optimizer state)";
-  os << ", " << plan.state.parameterElements << " elements\n\n";
+  os << ", " << plan.state.parameterElements << " elements";
+  if (frozen)
+    os << ", " << plan.state.trainableElements << " trainable ("
+       << llvm::format("%.2f",
+                       100.0 * plan.state.trainableElements /
+                           std::max<int64_t>(plan.state.parameterElements, 1))
+       << "%)";
+  os << "\n\n";
 
   if (plan.ranks == 1)
     os << "memory of one step (one rank, unsharded):\n";
@@ -451,6 +458,7 @@ void mlir::gacc::printMemoryPlanJson(raw_ostream &os, TrainStepOp step,
       {"micro_batch_size", plan.microBatchSize},
       {"accumulation_steps", plan.accumulationSteps},
       {"parameter_elements", plan.state.parameterElements},
+      {"trainable_elements", plan.state.trainableElements},
       {"parameters", plan.state.parameterBytes},
       {"gradients", plan.state.gradientBytes},
       {"optimizer_state", plan.state.optimizerBytes},

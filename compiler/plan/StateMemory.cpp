@@ -11,11 +11,12 @@ using namespace mlir::gacc;
 gacc::StateMemory gacc::computeStateMemory(TrainStepOp step,
                                            const StepLayout &layout) {
   StateMemory memory;
-  memory.optimizerSlots = static_cast<int64_t>(layout.optimizerSlots.size());
   auto module = step->getParentOfType<ModuleOp>();
   for (ParamOp param : module.getOps<ParamOp>()) {
     ++memory.parameterCount;
     memory.parameterElements += param.getTensorType().getNumElements();
+    if (!param.getFrozen())
+      memory.trainableElements += param.getTensorType().getNumElements();
   }
   // The slots say what this rank keeps: 16-bit weights and gradients with
   // f32 master weights in mixed precision, shards under ZeRO.

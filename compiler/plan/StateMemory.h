@@ -17,10 +17,10 @@ namespace mlir::gacc {
 struct StateMemory {
   int64_t parameterCount = 0; ///< Tensors.
   int64_t parameterElements = 0;
+  /// Of them, those of trainable (not frozen) parameters.
+  int64_t trainableElements = 0;
   int64_t parameterBytes = 0;
   int64_t gradientBytes = 0;
-  /// Optimizer state slots per parameter (SGD with momentum 1, AdamW 2).
-  int64_t optimizerSlots = 0;
   int64_t optimizerBytes = 0;
 };
 

@@ -128,6 +128,39 @@ LogicalResult AdamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult
+AdafactorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      APFloat lrAttr, APFloat eps1, APFloat eps2,
+                      APFloat clipThreshold, APFloat decayRate,
+                      APFloat beta1Attr, APFloat weightDecay,
+                      bool scaleParameter, bool relativeStep, bool warmupInit) {
+  double lr = lrAttr.convertToDouble(), beta1 = beta1Attr.convertToDouble();
+  if (relativeStep && lr != 0.0)
+    return emitError() << "lr (" << text(lr)
+                       << ") and relative_step cannot be combined: the "
+                          "relative step is the learning rate";
+  if (!relativeStep && !(lr > 0.0))
+    return emitError() << "without relative_step the learning rate must be "
+                          "positive, got "
+                       << text(lr);
+  if (warmupInit && !relativeStep)
+    return emitError() << "warmup_init needs relative_step";
+  if (!(eps1.convertToDouble() > 0.0) || !(eps2.convertToDouble() > 0.0))
+    return emitError() << "eps1 and eps2 must be positive";
+  if (!(clipThreshold.convertToDouble() > 0.0))
+    return emitError() << "clip_threshold must be positive, got "
+                       << text(clipThreshold.convertToDouble());
+  if (!(decayRate.convertToDouble() < 0.0))
+    return emitError() << "decay_rate must be negative, got "
+                       << text(decayRate.convertToDouble());
+  if (!(beta1 >= 0.0 && beta1 < 1.0))
+    return emitError() << "beta1 must be in [0, 1), got " << text(beta1);
+  if (!(weightDecay.convertToDouble() >= 0.0))
+    return emitError() << "weight decay must be non-negative, got "
+                       << text(weightDecay.convertToDouble());
+  return success();
+}
+
+LogicalResult
 WarmupCosineScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  uint64_t warmupSteps, uint64_t totalSteps,
                                  APFloat minLrAttr) {

@@ -248,6 +248,44 @@ def Gacc_AdamAttr : Gacc_Attr<"Adam", "adam"> {
   let genVerifyDecl = 1;
 }
 
+def Gacc_AdafactorAttr : Gacc_Attr<"Adafactor", "adafactor"> {
+  let summary = "Adafactor (Shazeer & Stern 2018), as transformers' Adafactor";
+  let description = [{
+    Second moments of `g² + eps1` with decay `1 - t^decay_rate` at step t
+    (counted from 1); a parameter of rank ≥ 2 keeps them factored, as a
+    mean over its last dimension (`exp_avg_sq_row`) and over the one
+    before (`exp_avg_sq_col`): O(n + m) state for an n×m matrix. The update
+    `g / sqrt(v̂)` is divided by `max(1, RMS(update) / clip_threshold)`,
+    then multiplied by the step size: `min(1e-2, 1/sqrt(t))` with
+    `relative_step` (`min(1e-6·t, 1/sqrt(t))` with `warmup_init`), else the
+    scheduled `lr`; with `scale_parameter` also by `max(eps2, RMS(θ))`. A
+    positive `beta1` keeps a first moment of the updates (`exp_avg`); 0
+    keeps none (transformers' `beta1=None`: the same numbers). Weight decay
+    is `θ -= weight_decay·step·θ`. Defaults are transformers'; `lr` must
+    be 0 (unset) with `relative_step` and positive without it, as there.
+
+    ```mlir
+    #gacc.adafactor<>
+    #gacc.adafactor<lr = 1.000000e-03, scale_parameter = false, relative_step = false>
+    ```
+  }];
+  let parameters = (ins
+    Gacc_F64Parameter<"learning rate without relative_step",
+                      "::llvm::APFloat(0.0)">:$lr,
+    Gacc_F64Parameter<"", "::llvm::APFloat(1.0e-30)">:$eps1,
+    Gacc_F64Parameter<"", "::llvm::APFloat(1.0e-3)">:$eps2,
+    Gacc_F64Parameter<"", "::llvm::APFloat(1.0)">:$clip_threshold,
+    Gacc_F64Parameter<"", "::llvm::APFloat(-0.8)">:$decay_rate,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.0)">:$beta1,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.0)">:$weight_decay,
+    DefaultValuedParameter<"bool", "true">:$scale_parameter,
+    DefaultValuedParameter<"bool", "true">:$relative_step,
+    DefaultValuedParameter<"bool", "false">:$warmup_init
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Gacc_ConstantScheduleAttr : Gacc_Attr<"ConstantSchedule", "constant_lr"> {
   let summary = "A constant learning rate";
   let description = [{
@@ -343,7 +381,9 @@ def Gacc_ZeroAttr : Gacc_Attr<"Zero", "zero"> {
   let genVerifyDecl = 1;
 }
 
-def Gacc_OptimizerAttr : AnyAttrOf<[Gacc_SGDAttr, Gacc_AdamWAttr, Gacc_AdamAttr]>;
+def Gacc_OptimizerAttr
+    : AnyAttrOf<[Gacc_SGDAttr, Gacc_AdamWAttr, Gacc_AdamAttr,
+                 Gacc_AdafactorAttr]>;
 def Gacc_ScheduleAttr
     : AnyAttrOf<[Gacc_ConstantScheduleAttr, Gacc_WarmupCosineScheduleAttr]>;
 

@@ -477,7 +477,7 @@ Attribute TrainStepOp::getEffectiveSchedule() {
 
 double TrainStepOp::getBaseLearningRate() {
   return TypeSwitch<Attribute, double>(getOptimizer())
-      .Case<SGDAttr, AdamWAttr, AdamAttr>(
+      .Case<SGDAttr, AdamWAttr, AdamAttr, AdafactorAttr>(
           [](auto opt) { return opt.getLr().convertToDouble(); })
       .Default([](Attribute) { return 0.0; });
 }

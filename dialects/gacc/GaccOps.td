@@ -1040,7 +1040,7 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
       examples (dimension 0 of every `gacc.input`: the whole batch on one
       rank, see `gacc-zero`); `micro_batch_size` (default: the rank's
       batch) splits a rank's examples into accumulation steps;
-    * `optimizer`: `#gacc.sgd`, `#gacc.adamw` or `#gacc.adam`; `schedule`: `#gacc.constant_lr`
+    * `optimizer`: `#gacc.sgd`, `#gacc.adamw`, `#gacc.adam` or `#gacc.adafactor`; `schedule`: `#gacc.constant_lr`
       (default) or `#gacc.warmup_cosine`; `grad_clip_norm`: clip the global
       gradient norm to this value (default: no clipping);
     * `precision`: `f32` (default), `f16` or `bf16` compute (see

@@ -21,6 +21,23 @@ SmallVector<Hyperparameter> adamHyperparameters(AttrT adam) {
           {"weight_decay", adam.getWeightDecay().convertToDouble()}};
 }
 
+/// Adam's state: both moments, shaped as the weights.
+SmallVector<StateSlot> adamState(RankedTensorType weights) {
+  return {{kAverage, weights}, {kSquareAverage, weights}};
+}
+
+/// An Adam attribute `AttrT` with `lr` and `weightDecay` and `like`'s other
+/// hyperparameters, or PyTorch's defaults.
+template <typename AttrT>
+AttrT rebuiltAdam(MLIRContext *context, AttrT like, double lr,
+                  double weightDecay,
+                  function_ref<InFlightDiagnostic()> emitError) {
+  return AttrT::getChecked(
+      emitError, context, APFloat(lr), like ? like.getBeta1() : APFloat(0.9),
+      like ? like.getBeta2() : APFloat(0.999),
+      like ? like.getEps() : APFloat(1e-8), APFloat(weightDecay));
+}
+
 /// The moment updates and the step of torch.optim.Adam's single-tensor path
 /// from `decayed` (the weights the step is subtracted from) by `grad`.
 template <typename AttrT>
@@ -58,8 +75,14 @@ class AdamW : public OptimizerOf<AdamWAttr> {
   SmallVector<Hyperparameter> hyperparameters(AdamWAttr adamw) const override {
     return adamHyperparameters(adamw);
   }
-  SmallVector<StringRef> stateSlots(AdamWAttr) const override {
-    return {kAverage, kSquareAverage};
+  SmallVector<StateSlot> stateSlots(AdamWAttr,
+                                    RankedTensorType weights) const override {
+    return adamState(weights);
+  }
+  AdamWAttr
+  rebuilt(MLIRContext *context, AdamWAttr like, double lr, double weightDecay,
+          function_ref<InFlightDiagnostic()> emitError) const override {
+    return rebuiltAdam(context, like, lr, weightDecay, emitError);
   }
   SmallVector<StringRef> stepScalars(AdamWAttr) const override {
     return {kLearningRate, kWeightDecayFactor, kStepSize,
@@ -88,8 +111,14 @@ class Adam : public OptimizerOf<AdamAttr> {
   SmallVector<Hyperparameter> hyperparameters(AdamAttr adam) const override {
     return adamHyperparameters(adam);
   }
-  SmallVector<StringRef> stateSlots(AdamAttr) const override {
-    return {kAverage, kSquareAverage};
+  SmallVector<StateSlot> stateSlots(AdamAttr,
+                                    RankedTensorType weights) const override {
+    return adamState(weights);
+  }
+  AdamAttr
+  rebuilt(MLIRContext *context, AdamAttr like, double lr, double weightDecay,
+          function_ref<InFlightDiagnostic()> emitError) const override {
+    return rebuiltAdam(context, like, lr, weightDecay, emitError);
   }
   SmallVector<StringRef> stepScalars(AdamAttr) const override {
     return {kStepSize, kBiasCorrection2Sqrt};

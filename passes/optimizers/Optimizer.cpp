@@ -20,6 +20,20 @@ const Optimizer *gacc::lookupOptimizer(Attribute optimizer) {
   return nullptr;
 }
 
+const Optimizer *gacc::lookupOptimizer(StringRef name) {
+  for (const Optimizer *candidate : registeredOptimizers())
+    if (candidate->getName() == name)
+      return candidate;
+  return nullptr;
+}
+
+std::string gacc::registeredOptimizerNames() {
+  std::string names;
+  for (const Optimizer *optimizer : registeredOptimizers())
+    names += (names.empty() ? "" : ", ") + optimizer->getName().str();
+  return names;
+}
+
 FailureOr<const Optimizer *> gacc::lookupOptimizer(TrainStepOp step) {
   if (const Optimizer *optimizer = lookupOptimizer(step.getOptimizer()))
     return optimizer;

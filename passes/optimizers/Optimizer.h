@@ -1,7 +1,8 @@
-//===- Optimizer.h - the optimizers a compiled step updates with -*- C++ -*-===//
+//===- Optimizer.h - the optimizers a compiled step updates with -*- C++
+//-*-===//
 //
-// One class per optimizer attribute of gacc.train_step (SGD.cpp, Adam.cpp)
-// says what a compiled step needs of it: its hyperparameters by
+// One class per optimizer attribute of gacc.train_step (SGD.cpp, Adam.cpp,
+// Adafactor.cpp) says what a compiled step needs of it: its hyperparameters by
 // torch.optim's names (what the artifact records for the runtime), its
 // per-parameter state (what the step layout allocates and checkpoints save,
 // by torch.optim's state names), the per-step scalars its update reads and
@@ -11,9 +12,10 @@
 // (runtime/src/core/Optimizer.cpp) and the step reads each from its own io
 // slot.
 //
-// Adding an optimizer: its attribute (dialects/gacc/GaccAttrs.td), a class in
-// a new file here with one GACC_OPTIMIZER line in Optimizers.def, and the
-// runtime's formula for its per-step scalars other than "lr".
+// Adding an optimizer: its attribute (dialects/gacc/GaccAttrs.td, and in
+// Gacc_OptimizerAttr), a class in a new file here with one GACC_OPTIMIZER
+// line in Optimizers.def, and the runtime's formula for its per-step
+// scalars other than "lr".
 //
 //===----------------------------------------------------------------------===//
 #ifndef GACC_PASSES_OPTIMIZERS_OPTIMIZER_H
@@ -27,6 +29,14 @@ namespace mlir::gacc {
 struct Hyperparameter {
   StringRef name;
   double value;
+};
+
+/// One tensor of optimizer state a parameter keeps: slot "<name>.<parameter>"
+/// of `type` (in the f32 weights' element type unless the optimizer stores
+/// it otherwise), zero before the first step.
+struct StateSlot {
+  StringRef name;
+  RankedTensorType type;
 };
 
 /// The learning rate: a hyperparameter of every optimizer and the per-step
@@ -84,9 +94,23 @@ public:
   /// (kLearningRate first).
   virtual SmallVector<Hyperparameter>
   getHyperparameters(Attribute optimizer) const = 0;
-  /// The state kept per parameter, by torch.optim's names ("exp_avg"):
-  /// slot "<state>.<parameter>".
-  virtual SmallVector<StringRef> getStateSlots(Attribute optimizer) const = 0;
+  /// The state kept for a parameter whose f32 weights (whole, or this
+  /// rank's flat shard) have type `weights`, by torch.optim's names
+  /// ("exp_avg").
+  virtual SmallVector<StateSlot>
+  getStateSlots(Attribute optimizer, RankedTensorType weights) const = 0;
+  /// Whether the update is elementwise, so that ZeRO can update each rank's
+  /// flat shard of a parameter on its own; not for optimizers that read
+  /// whole rows, columns or norms of a parameter.
+  virtual bool isElementwise(Attribute optimizer) const { return true; }
+  /// An attribute of this optimizer with learning rate `lr` and weight decay
+  /// `weightDecay`: `like`'s other hyperparameters when it is one of this
+  /// optimizer's attributes, else this optimizer's defaults (those of
+  /// transformers' `--optim` choices). Null after a diagnostic from
+  /// `emitError` when they are not valid for it.
+  virtual Attribute
+  rebuild(MLIRContext *context, Attribute like, double lr, double weightDecay,
+          function_ref<InFlightDiagnostic()> emitError) const = 0;
   /// The per-step scalars the update reads, of those the runtime provides:
   /// kLearningRate (the scheduled rate, for every optimizer) and those of
   /// the optimizer's formula.
@@ -111,8 +135,15 @@ public:
   getHyperparameters(Attribute optimizer) const final {
     return hyperparameters(cast<AttrT>(optimizer));
   }
-  SmallVector<StringRef> getStateSlots(Attribute optimizer) const final {
-    return stateSlots(cast<AttrT>(optimizer));
+  SmallVector<StateSlot> getStateSlots(Attribute optimizer,
+                                       RankedTensorType weights) const final {
+    return stateSlots(cast<AttrT>(optimizer), weights);
+  }
+  Attribute rebuild(MLIRContext *context, Attribute like, double lr,
+                    double weightDecay,
+                    function_ref<InFlightDiagnostic()> emitError) const final {
+    return rebuilt(context, dyn_cast_or_null<AttrT>(like), lr, weightDecay,
+                   emitError);
   }
   SmallVector<StringRef> getStepScalars(Attribute optimizer) const final {
     return stepScalars(cast<AttrT>(optimizer));
@@ -124,7 +155,12 @@ public:
 
 protected:
   virtual SmallVector<Hyperparameter> hyperparameters(AttrT optimizer) const = 0;
-  virtual SmallVector<StringRef> stateSlots(AttrT optimizer) const = 0;
+  virtual SmallVector<StateSlot> stateSlots(AttrT optimizer,
+                                            RankedTensorType weights) const = 0;
+  /// rebuild's: `like` is null for the defaults.
+  virtual AttrT rebuilt(MLIRContext *context, AttrT like, double lr,
+                        double weightDecay,
+                        function_ref<InFlightDiagnostic()> emitError) const = 0;
   virtual SmallVector<StringRef> stepScalars(AttrT optimizer) const = 0;
   virtual Value update(AttrT optimizer, UpdateContext &context, Value param,
                        Value grad) const = 0;
@@ -136,6 +172,12 @@ protected:
 
 /// The registered optimizer of the attribute `optimizer`, or null.
 const Optimizer *lookupOptimizer(Attribute optimizer);
+
+/// The registered optimizer named `name` (its attribute's mnemonic), or
+/// null.
+const Optimizer *lookupOptimizer(StringRef name);
+/// The names of the registered optimizers, for diagnostics and help.
+std::string registeredOptimizerNames();
 
 /// `lookupOptimizer`, or a diagnostic on `step` naming the attribute.
 FailureOr<const Optimizer *> lookupOptimizer(TrainStepOp step);

@@ -25,10 +25,21 @@ class SGD : public OptimizerOf<SGDAttr> {
             {"dampening", sgd.getDampening().convertToDouble()},
             {"weight_decay", sgd.getWeightDecay().convertToDouble()}};
   }
-  SmallVector<StringRef> stateSlots(SGDAttr sgd) const override {
+  SmallVector<StateSlot> stateSlots(SGDAttr sgd,
+                                    RankedTensorType weights) const override {
     if (sgd.getMomentum().isZero())
       return {};
-    return {kBuffer};
+    return {{kBuffer, weights}};
+  }
+  SGDAttr rebuilt(MLIRContext *context, SGDAttr like, double lr,
+                  double weightDecay,
+                  function_ref<InFlightDiagnostic()> emitError) const override {
+    if (!like)
+      return SGDAttr::getChecked(emitError, context, APFloat(lr), APFloat(0.0),
+                                 APFloat(0.0), APFloat(weightDecay), false);
+    return SGDAttr::getChecked(emitError, context, APFloat(lr),
+                               like.getMomentum(), like.getDampening(),
+                               APFloat(weightDecay), like.getNesterov());
   }
   SmallVector<StringRef> stepScalars(SGDAttr sgd) const override {
     if (sgd.getMomentum().isZero())

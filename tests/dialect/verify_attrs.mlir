@@ -53,6 +53,30 @@ gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adamw<lr = 0.001,
 gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adam<lr = 0.001, beta1 = 1.5>}
 
 // -----
+// expected-error @+1 {{lr (0.001) and relative_step cannot be combined: the relative step is the learning rate}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adafactor<lr = 0.001>}
+
+// -----
+// expected-error @+1 {{without relative_step the learning rate must be positive, got 0}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adafactor<relative_step = false>}
+
+// -----
+// expected-error @+1 {{warmup_init needs relative_step}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adafactor<lr = 0.01, relative_step = false, warmup_init = true>}
+
+// -----
+// expected-error @+1 {{decay_rate must be negative, got 0.8}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adafactor<decay_rate = 0.8>}
+
+// -----
+// expected-error @+1 {{beta1 must be in [0, 1), got 1}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adafactor<beta1 = 1.0>}
+
+// -----
+// expected-error @+1 {{clip_threshold must be positive, got 0}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adafactor<clip_threshold = 0.0>}
+
+// -----
 // expected-error @+1 {{attribute 'gacc.weight_decay' must be a non-negative f64 on a gacc.param}}
 gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {gacc.weight_decay = -1.0 : f64}
 

@@ -2,7 +2,7 @@
 // so is a step the values make invalid.
 // RUN: gacc-opt --gacc-configure-step="precision=f8" -verify-diagnostics %s
 // RUN: not gacc-opt --gacc-configure-step="remat=often" %s 2>&1 | FileCheck %s --check-prefix=REMAT
-// REMAT: gacc-configure-step-errors.mlir:[[# @LINE + 36]]:1: error: --remat: unknown policy 'often' (none, blocks, sqrt, matmuls or budget)
+// REMAT: gacc-configure-step-errors.mlir:[[# @LINE + 38]]:1: error: --remat: unknown policy 'often' (none, blocks, sqrt, matmuls or budget)
 // RUN: not gacc-opt --gacc-configure-step="memory-budget=lots" %s 2>&1 | FileCheck %s --check-prefix=BYTES
 // BYTES: error: --memory-budget: 'lots' is not a byte size (such as 8GiB, 512MiB or 1e9)
 // RUN: not gacc-opt --gacc-configure-step="remat=budget remat-budget=1GiB memory-budget=1GiB" %s 2>&1 | FileCheck %s --check-prefix=BUDGETS
@@ -19,6 +19,8 @@
 // RANKS: error: 'gacc.train_step' op batch_size (4) must divide evenly over 3 ranks
 // RUN: not gacc-opt --gacc-configure-step="lr=-1" %s 2>&1 | FileCheck %s --check-prefix=LR
 // LR: error: learning rate must be positive, got -1
+// RUN: not gacc-opt --gacc-configure-step="optimizer=lion" %s 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
+// OPTIMIZER: error: unknown optimizer 'lion': expected one of sgd, adamw, adam, adafactor
 // RUN: not gacc-opt --gacc-configure-step="grad-clip=0" %s 2>&1 | FileCheck %s --check-prefix=CLIP
 // CLIP: error: 'gacc.train_step' op grad_clip_norm must be positive
 // RUN: not gacc-opt --gacc-configure-step="step=nope" %s 2>&1 | FileCheck %s --check-prefix=STEP

@@ -19,6 +19,17 @@
 // OPTIMIZER: gacc.train_step @sgd model @m batch_size 8 optimizer #gacc.sgd<lr = 0.1, momentum = 0.9>{{$}}
 // OPTIMIZER: gacc.train_step @adamw model @m batch_size 8 micro_batch_size 3 optimizer #gacc.adamw<lr = 0.5, weight_decay = 0.25> grad_clip_norm 1.500000e+00{{$}}
 
+// optimizer replaces the optimizer, keeping its learning rate and weight
+// decay unless given; adafactor as transformers' --optim adafactor.
+// RUN: gacc-opt --gacc-configure-step="step=sgd optimizer=adamw" %s | FileCheck %s --check-prefix=SWITCH
+// SWITCH: gacc.train_step @sgd model @m batch_size 8 optimizer #gacc.adamw<lr = 0.1, weight_decay = 0.0>{{$}}
+// RUN: gacc-opt --gacc-configure-step="step=adamw optimizer=adafactor weight-decay=0.5" %s | FileCheck %s --check-prefix=ADAFACTOR
+// ADAFACTOR: optimizer #gacc.adafactor<lr = 0.001, weight_decay = 0.5, scale_parameter = false, relative_step = false>{{$}}
+// RUN: gacc-opt --gacc-configure-step="step=adamw optimizer=sgd" %s | FileCheck %s --check-prefix=SGD
+// SGD: optimizer #gacc.sgd<lr = 0.001, weight_decay = 0.01>{{$}}
+// RUN: gacc-opt --gacc-configure-step="step=sgd optimizer=sgd lr=0.5" %s | FileCheck %s --check-prefix=SAME
+// SAME: optimizer #gacc.sgd<lr = 0.5, momentum = 0.9>{{$}}
+
 // A memory budget picks the micro-batch and says which.
 // RUN: gacc-opt --gacc-configure-step="step=sgd memory-budget=1GiB" %s 2>&1 | FileCheck %s --check-prefix=BUDGET
 // BUDGET: gacc-configure-step.mlir:[[# @LINE + 20]]:1: remark: memory budget 1.0 GiB: micro-batch 8 (1 accumulation step), planned peak
@@ -28,7 +39,7 @@
 // RUN: gacc-opt %s > %t.mlir
 // RUN: gacc-opt --gacc-configure-step=step=sgd %s | diff %t.mlir -
 // RUN: gacc-opt --gacc-configure-step="micro-batch=4 step=sgd" --dump-pass-pipeline %s 2>&1 >/dev/null | FileCheck %s --check-prefix=PIPELINE
-// PIPELINE: gacc-configure-step{accumulation-steps=None batch=None grad-clip=None lr=None memory-budget= micro-batch=4 precision= ranks=None remat= remat-budget= seed=0 step=sgd target=cpu weight-decay=None zero-stage=None}
+// PIPELINE: gacc-configure-step{accumulation-steps=None batch=None grad-clip=None lr=None memory-budget= micro-batch=4 optimizer= precision= ranks=None remat= remat-budget= seed=0 step=sgd target=cpu weight-decay=None zero-stage=None}
 
 gacc.param @w : tensor<3x2xf32> = #gacc.init<normal, seed = 4>
 gacc.input @x : tensor<8x2xf32> features

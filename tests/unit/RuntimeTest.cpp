@@ -74,6 +74,28 @@ TEST(OptimizerScalars, SgdFirstStepCopiesTheGradient) {
   EXPECT_DOUBLE_EQ(scalar(sgd, 0.5, 3, "gradient_coefficient"), 0.9);
 }
 
+TEST(OptimizerScalars, AdafactorRelativeStepAsTransformers) {
+  auto adafactor = [](bool relativeStep, bool warmupInit) {
+    return OptimizerConfig{"adafactor",
+                           relativeStep ? 0.0 : 0.5,
+                           {{"decay_rate", -0.8},
+                            {"relative_step", relativeStep ? 1.0 : 0.0},
+                            {"warmup_init", warmupInit ? 1.0 : 0.0}}};
+  };
+  // min(1e-2, 1/sqrt(t)): 1e-2 until t = 10^4.
+  EXPECT_DOUBLE_EQ(scalar(adafactor(true, false), 0.0, 0, "step_size"), 1e-2);
+  EXPECT_DOUBLE_EQ(scalar(adafactor(true, false), 0.0, 39999, "step_size"),
+                   1.0 / 200.0);
+  // warmup_init: min(1e-6·t, 1/sqrt(t)).
+  EXPECT_DOUBLE_EQ(scalar(adafactor(true, true), 0.0, 9, "step_size"), 1e-5);
+  // Without relative_step, the scheduled rate.
+  EXPECT_DOUBLE_EQ(scalar(adafactor(false, false), 0.25, 9, "step_size"), 0.25);
+  // 1 - t^-0.8: 0 on the first step, which keeps g² + eps1 alone.
+  EXPECT_DOUBLE_EQ(scalar(adafactor(true, false), 0.0, 0, "beta2t"), 0.0);
+  EXPECT_DOUBLE_EQ(scalar(adafactor(true, false), 0.0, 9, "beta2t"),
+                   1.0 - std::pow(10.0, -0.8));
+}
+
 TEST(OptimizerScalars, EveryOptimizerHasTheScheduledRate) {
   OptimizerConfig other{"an_optimizer_without_a_formula", 0.1, {}};
   EXPECT_EQ(scalar(other, 0.05, 7, "lr"), 0.05);

@@ -129,6 +129,13 @@ static cl::opt<uint64_t> seed("seed",
                               cl::desc("Seed of initialization and data order"),
                               cl::init(0), cl::sub(runCommand),
                               cl::cat(runCategory));
+static cl::opt<std::string> optimizerName(
+    "optimizer",
+    cl::desc("Train with this optimizer instead of the model's: sgd, adam, "
+             "adamw or adafactor (keeping its learning rate and weight "
+             "decay; adafactor as transformers' --optim adafactor)"),
+    cl::value_desc("name"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(runCategory));
 static cl::opt<std::string> learningRate(
     "lr", cl::desc("Base learning rate (default: the optimizer's)"),
     cl::value_desc("X"), cl::sub(compileCommand), cl::sub(runCommand),
@@ -261,9 +268,10 @@ static cl::opt<bool> planMeasure(
 /// through the options' own parser (TrainingPipelineOptions), as gacc-opt's
 /// pipeline strings and C's gacc_trainer_compile do.
 static cl::opt<std::string> *const trainingFlags[] = {
-    &stepName,     &target,       &globalBatch, &microBatch, &accumulationSteps,
-    &memoryBudget, &rematPolicy,  &rematBudget, &precision,  &ranks,
-    &zeroStage,    &learningRate, &weightDecay, &gradClip};
+    &stepName,          &target,       &globalBatch, &microBatch,
+    &accumulationSteps, &memoryBudget, &rematPolicy, &rematBudget,
+    &precision,         &ranks,        &zeroStage,   &optimizerName,
+    &learningRate,      &weightDecay,  &gradClip};
 
 /// The training options the flags give; one not given leaves it to the
 /// model. A value its option cannot parse is an error.

@@ -68,6 +68,21 @@ void adamwScalars(Hyperparameters &hyper, double lr, uint64_t step,
                        1.0 - lr * hyper("weight_decay"));
 }
 
+/// transformers' Adafactor._get_lr without the parameter scale (which the
+/// step computes from the weights): min(1e-2, 1/sqrt(t)) with relative_step
+/// (1e-6·t for 1e-2 with warmup_init), else the scheduled rate; and the
+/// second moments' decay 1 - t^decay_rate.
+void adafactorScalars(Hyperparameters &hyper, double lr, uint64_t step,
+                      StepScalars &scalars) {
+  double t = static_cast<double>(step + 1);
+  double stepSize = lr;
+  if (hyper("relative_step") != 0.0)
+    stepSize = std::min(hyper("warmup_init") != 0.0 ? 1e-6 * t : 1e-2,
+                        1.0 / std::sqrt(t));
+  scalars.emplace_back("step_size", stepSize);
+  scalars.emplace_back("beta2t", 1.0 - std::pow(t, hyper("decay_rate")));
+}
+
 /// The formulas of the optimizers with per-step scalars besides "lr".
 struct OptimizerFormula {
   const char *kind;
@@ -77,6 +92,7 @@ constexpr OptimizerFormula kFormulas[] = {
     {"sgd", sgdScalars},
     {"adamw", adamwScalars},
     {"adam", adamScalars},
+    {"adafactor", adafactorScalars},
 };
 } // namespace
 

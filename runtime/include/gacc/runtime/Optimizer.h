@@ -36,7 +36,10 @@ using StepScalars = std::vector<std::pair<std::string, double>>;
 ///          buffer), then momentum and 1 - dampening;
 ///   adamw: "weight_decay_factor" 1 - lr·weight_decay, "step_size"
 ///          lr / (1 - β1^t) and "bias_correction2_sqrt" sqrt(1 - β2^t),
-///          t = step + 1.
+///          t = step + 1;
+///   adafactor: "step_size", min(1e-2, 1/sqrt(t)) with relative_step
+///          (min(1e-6·t, 1/sqrt(t)) with warmup_init), else lr; "beta2t"
+///          1 - t^decay_rate.
 /// Fails naming a hyperparameter the formula reads that `optimizer` lacks.
 Status optimizerScalars(const OptimizerConfig &optimizer, double lr,
                         uint64_t step, StepScalars &scalars);
