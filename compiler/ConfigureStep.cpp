@@ -5,6 +5,7 @@
 #include "compiler/plan/MemoryPlan.h"
 #include "mlir/IR/Verifier.h"
 #include "passes/BatchSplit.h"
+#include "passes/Passes.h"
 #include "passes/Zero.h"
 #include "passes/optimizers/Optimizer.h"
 
@@ -193,6 +194,18 @@ LogicalResult applyOptimizer(TrainStepOp step, const Options &options) {
   return verify(step);
 }
 
+/// lora adapts the parameters it names, in the step's module (gacc-lora).
+LogicalResult applyAdapters(TrainStepOp step, const Options &options) {
+  StringRef text = options.lora.getValue();
+  if (text.empty())
+    return success();
+  FailureOr<LoraConfig> config =
+      parseLoraConfig(text, [&] { return step.emitError(); });
+  if (failed(config))
+    return failure();
+  return gacc::applyLora(step->getParentOfType<ModuleOp>(), *config);
+}
+
 /// The pass: its options are the pipeline's, bound to it.
 struct ConfigureStepPass
     : public mlir::gacc::impl::ConfigureStepBase<ConfigureStepPass> {
@@ -217,7 +230,8 @@ struct ConfigureStepPass
 LogicalResult
 mlir::gacc::configureTrainStep(TrainStepOp step,
                                const TrainingPipelineOptions &options) {
-  return success(succeeded(applyPrecision(step, options)) &&
+  return success(succeeded(applyAdapters(step, options)) &&
+                 succeeded(applyPrecision(step, options)) &&
                  succeeded(applyZero(step, options)) &&
                  succeeded(applyRemat(step, options)) &&
                  succeeded(applyBatch(step, options)) &&

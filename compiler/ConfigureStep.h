@@ -18,7 +18,7 @@
 namespace mlir::gacc {
 
 /// Sets on `step` what `options` give, in this order (each sees what the
-/// ones before set): precision; ranks and zero-stage; remat and
+/// ones before set): LoRA adapters (in the step's module, once); precision; ranks and zero-stage; remat and
 /// remat-budget; batch, then one of micro-batch, accumulation-steps and
 /// memory-budget; the remat budget policy's schedule; lr, weight-decay and
 /// grad-clip. The budgets ask the memory planner and report their choice

@@ -89,6 +89,11 @@ public:
                      "examples")};
   Option<Count> zeroStage{owner, "zero-stage",
                           llvm::cl::desc("ZeRO stage: 0, 1, 2 or 3")};
+  Option<std::string> lora{
+      owner, "lora",
+      llvm::cl::desc("Low-rank adapters (gacc-lora) on the parameters a "
+                     "regular expression names: "
+                     "rank=8,alpha=16,dropout=0.05,targets=REGEX")};
   Option<std::string> optimizer{
       owner, "optimizer",
       llvm::cl::desc("Replace the model's optimizer: sgd, adam, adamw or "
@@ -121,6 +126,7 @@ public:
     precision = other.precision.getValue();
     ranks = other.ranks.getValue();
     zeroStage = other.zeroStage.getValue();
+    lora = other.lora.getValue();
     optimizer = other.optimizer.getValue();
     lr = other.lr.getValue();
     weightDecay = other.weightDecay.getValue();

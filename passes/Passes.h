@@ -46,6 +46,25 @@ FailureOr<func::FuncOp> buildGradientFunction(func::FuncOp fn,
                                               GradientSeed seed,
                                               int64_t *numRules = nullptr);
 
+/// What gacc-lora adapts, and how (its options).
+struct LoraConfig {
+  int64_t rank = 8;
+  double alpha = 8.0;
+  double dropout = 0.0;
+  /// A regular expression over whole parameter names.
+  std::string targets;
+};
+
+/// gacc-lora on `module`: freezes the parameters `config` targets and adds
+/// their adapters; a diagnostic when a target cannot be adapted.
+LogicalResult applyLora(ModuleOp module, const LoraConfig &config);
+
+/// `config` from gacc's `--lora` text, "rank=8,alpha=16,dropout=0.05,
+/// targets=REGEX" (keys in any order; commas inside the regular expression
+/// are kept); a diagnostic from `emitError` for a bad key or value.
+FailureOr<LoraConfig> parseLoraConfig(StringRef text,
+                                      function_ref<InFlightDiagnostic()> emitError);
+
 /// Warns, at its first batch norm in training, that `step` takes batch
 /// statistics over each micro-batch (or each rank's examples), so that it
 /// is not equal to one step over the whole batch, as every model without

@@ -58,6 +58,53 @@ def MixedPrecision : GaccPass<"gacc-mixed-precision", "ModuleOp"> {
   ];
 }
 
+def Lora : GaccPass<"gacc-lora", "ModuleOp"> {
+  let consumes = "trainable `gacc.param`s matching `targets`, read by `gacc.matmul`s";
+  let produces = "those parameters `frozen` with a `#gacc.lora` adapter, their matmuls with the low-rank branch";
+  let summary = "Low-rank adapters (LoRA) on frozen weights, as peft";
+  let description = [{
+    Every trainable matrix whose whole name matches the regular
+    expression `targets` (peft's `target_modules` as a string) must be a
+    matrix read only as the rhs of `gacc.matmul`s (a linear layer, in the
+    `[out, in]` layout with `transpose_rhs` or `[in, out]` without);
+    matched parameters that are not matrices (biases) are left out. As
+    with peft's defaults (`bias="none"`), every parameter of the module
+    becomes `frozen`, and each adapted one gets two trainable parameters
+    beside it, as peft initializes them: `<name>.lora_A` `[rank, in]` (`kaiming_uniform` with
+    PyTorch's Linear gain) and `<name>.lora_B` `[out, rank]` (zeros). Each
+    matmul `y = x·W` then computes `y + (alpha/rank)·(dropout(x)·Aᵀ)·Bᵀ`:
+    the same function as `W + (alpha/rank)·B·A` without forming it, so
+    that autodiff builds no gradient, and no weight-gradient matmul, for
+    W. The frozen weight records its adapter (`gacc.lora`), which merging
+    (`gacc export --merge-lora`) reads. `gacc --lora rank=8,alpha=16,
+    targets=REGEX` and `lora=` on `gacc.from_torch` run it first.
+
+    ```mlir
+    %y = gacc.matmul %x, %w transpose_rhs : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
+    // becomes (rank 4, alpha 8)
+    %y = gacc.matmul %x, %w transpose_rhs : tensor<8x32xf32>, tensor<64x32xf32> -> tensor<8x64xf32>
+    %a = gacc.load @w.lora_A : tensor<4x32xf32>
+    %b = gacc.load @w.lora_B : tensor<64x4xf32>
+    %xa = gacc.matmul %x, %a transpose_rhs : tensor<8x32xf32>, tensor<4x32xf32> -> tensor<8x4xf32>
+    %xab = gacc.matmul %xa, %b transpose_rhs : tensor<8x4xf32>, tensor<64x4xf32> -> tensor<8x64xf32>
+    %s = gacc.mul %xab, %c2 : tensor<8x64xf32>, tensor<f32>
+    %y2 = gacc.add %y, %s : tensor<8x64xf32>, tensor<8x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"rank", "rank", "int64_t", /*default=*/"8",
+           "The adapters' rank r">,
+    Option<"alpha", "alpha", "double", /*default=*/"8.0",
+           "The branch is scaled by alpha / rank">,
+    Option<"dropout", "dropout", "double", /*default=*/"0.0",
+           "Dropout on the branch's input">,
+    Option<"targets", "targets", "std::string", /*default=*/"",
+           "A regular expression that the whole name of each adapted "
+           "parameter matches">
+  ];
+  let dependentDialects = ["::mlir::gacc::GaccDialect"];
+}
+
 def Zero : GaccPass<"gacc-zero", "ModuleOp"> {
   let consumes = "the step's `#gacc.zero`";
   let produces = "the model and `gacc.input`s rebuilt for one rank's examples";

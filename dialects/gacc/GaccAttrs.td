@@ -286,6 +286,29 @@ def Gacc_AdafactorAttr : Gacc_Attr<"Adafactor", "adafactor"> {
   let genVerifyDecl = 1;
 }
 
+def Gacc_LoraAttr : Gacc_Attr<"Lora", "lora"> {
+  let summary = "The low-rank adapter of a frozen weight (gacc-lora)";
+  let description = [{
+    On a frozen `gacc.param` W (as its `gacc.lora` attribute): the model
+    reads it as `W + scale·B·A`, with the trainable `a` ([r, in]) and `b`
+    ([out, r]), without ever forming that sum (see `gacc-lora`).
+    `transposed` when W is stored [in, out] (read by matmuls without
+    `transpose_rhs`, as GPT-2's Conv1D) rather than [out, in]. Merging the
+    adapter writes `W + scale·(B·A)` (transposed to W's layout).
+
+    ```mlir
+    gacc.param @q.weight : tensor<64x64xf32> = #gacc.init<normal> frozen {gacc.lora = #gacc.lora<a = @q.weight.lora_A, b = @q.weight.lora_B, scale = 2.0>}
+    ```
+  }];
+  let parameters = (ins
+    "::mlir::FlatSymbolRefAttr":$a,
+    "::mlir::FlatSymbolRefAttr":$b,
+    Gacc_F64Parameter<"alpha / rank">:$scale,
+    DefaultValuedParameter<"bool", "false">:$transposed
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 def Gacc_ConstantScheduleAttr : Gacc_Attr<"ConstantSchedule", "constant_lr"> {
   let summary = "A constant learning rate";
   let description = [{

@@ -87,7 +87,9 @@ def Gacc_Dialect : Dialect {
     "::mlir::UnitAttr":$embedding_gradient,
     // On a gacc.param: its own weight decay (an f64, at least 0) instead of
     // the optimizer's, as a torch.optim parameter group's.
-    "::mlir::FloatAttr":$weight_decay
+    "::mlir::FloatAttr":$weight_decay,
+    // On a frozen gacc.param (gacc-lora): its low-rank adapter.
+    "::mlir::gacc::LoraAttr":$lora
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

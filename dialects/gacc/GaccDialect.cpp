@@ -56,6 +56,12 @@ LogicalResult GaccDialect::verifyOperationAttribute(Operation *op,
                       (choice == "save" || choice == "recompute"),
                   "\"save\" or \"recompute\" on an op of a function");
   }
+  if (name == getLoraAttrHelper().getName()) {
+    auto param = dyn_cast<ParamOp>(op);
+    return expect(param && param.getFrozen() && isa<LoraAttr>(value) &&
+                      param.getTensorType().getRank() == 2,
+                  "a #gacc.lora on a frozen gacc.param of rank 2");
+  }
   if (name == getWeightDecayAttrHelper().getName()) {
     auto decay = dyn_cast<FloatAttr>(value);
     return expect(isa<ParamOp>(op) && decay && decay.getType().isF64() &&

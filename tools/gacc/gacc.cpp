@@ -129,6 +129,13 @@ static cl::opt<uint64_t> seed("seed",
                               cl::desc("Seed of initialization and data order"),
                               cl::init(0), cl::sub(runCommand),
                               cl::cat(runCategory));
+static cl::opt<std::string> lora(
+    "lora",
+    cl::desc("Train low-rank adapters instead of the model (as peft): "
+             "rank=8,alpha=16,dropout=0.05,targets=REGEX, the regular "
+             "expression over whole parameter names (gacc-lora)"),
+    cl::value_desc("options"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(runCategory));
 static cl::opt<std::string> optimizerName(
     "optimizer",
     cl::desc("Train with this optimizer instead of the model's: sgd, adam, "
@@ -270,7 +277,7 @@ static cl::opt<bool> planMeasure(
 static cl::opt<std::string> *const trainingFlags[] = {
     &stepName,          &target,       &globalBatch, &microBatch,
     &accumulationSteps, &memoryBudget, &rematPolicy, &rematBudget,
-    &precision,         &ranks,        &zeroStage,   &optimizerName,
+    &precision,         &ranks,        &zeroStage,   &lora, &optimizerName,
     &learningRate,      &weightDecay,  &gradClip};
 
 /// The training options the flags give; one not given leaves it to the
