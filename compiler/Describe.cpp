@@ -72,6 +72,11 @@ rt::ModelInfo mlir::gacc::describeStep(TrainStepOp step, const StepLayout &layou
     described.scale = init.getScale().convertToDouble();
     described.seed = init.getSeed();
     described.frozen = param.getFrozen();
+    if (auto lora = param->getAttrOfType<LoraAttr>(
+            GaccDialect::LoraAttrHelper::getNameStr()))
+      described.lora = rt::LoraAdapter{
+          lora.getA().getValue().str(), lora.getB().getValue().str(),
+          lora.getScale().convertToDouble(), lora.getTransposed()};
     info.params.push_back(described);
   }
   for (ParamOp param : getTrainableParams(module))

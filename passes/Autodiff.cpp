@@ -82,8 +82,8 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
   }
 
   // The active values: those computed from a trainable parameter. Only
-  // they need gradients, so frozen parameters (and inputs) get none and
-  // the work only their gradients would need is never built.
+  // they need gradients, so frozen parameters (and inputs) get none, and
+  // the work only their gradients would need is erased below.
   SmallVector<ParamOp> trainable = getTrainableParams(module);
   llvm::StringSet<> trainableNames;
   for (ParamOp param : trainable)
@@ -153,6 +153,14 @@ FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,
   }
   func::ReturnOp::create(b, ret.getLoc(), results);
   ret.erase();
+  // A rule builds the gradient of each of its operands; those of inactive
+  // operands (a frozen weight's, an input's) are left unused: erased here,
+  // so that no weight-gradient matmul of a frozen weight remains.
+  ops = llvm::to_vector(llvm::map_range(body.without_terminator(),
+                                        [](Operation &op) { return &op; }));
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      op->erase();
   grad.setFunctionType(b.getFunctionType(body.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
   GaccDialect::GradientsAttrHelper(b.getContext())

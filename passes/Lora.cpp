@@ -10,10 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
 #include "dialects/gacc/GaccBuilders.h"
+#include "passes/Passes.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/xxhash.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_LORA
@@ -38,22 +39,29 @@ struct WeightUse {
 /// The reads of `param`, each feeding only matmuls as their rhs in one
 /// layout; or a diagnostic at the op that reads it otherwise.
 FailureOr<WeightUse> findUses(ParamOp param, ArrayRef<LoadOp> loads) {
-  std::optional<bool> transposed;
+  // In program order, so that the diagnostic names the later read.
+  SmallVector<OpOperand *> uses;
   for (LoadOp load : loads)
-    for (OpOperand &use : load->getUses()) {
-      auto matmul = dyn_cast<MatmulOp>(use.getOwner());
-      if (!matmul || use.getOperandNumber() != 1 || matmul.getTransposeLhs())
-        return use.getOwner()->emitOpError("reads the LoRA target '")
-               << param.getSymName()
-               << "' otherwise than as the rhs of a gacc.matmul (without "
-                  "transpose_lhs), which gacc-lora cannot adapt";
-      bool rowMajorOut = matmul.getTransposeRhs();
-      if (transposed && *transposed == rowMajorOut)
-        return matmul.emitOpError("reads the LoRA target '")
-               << param.getSymName()
-               << "' in both layouts, [out, in] and [in, out]";
-      transposed = !rowMajorOut;
-    }
+    for (OpOperand &use : load->getUses())
+      uses.push_back(&use);
+  llvm::sort(uses, [](OpOperand *x, OpOperand *y) {
+    return x->getOwner()->isBeforeInBlock(y->getOwner());
+  });
+  std::optional<bool> transposed;
+  for (OpOperand *use : uses) {
+    auto matmul = dyn_cast<MatmulOp>(use->getOwner());
+    if (!matmul || use->getOperandNumber() != 1 || matmul.getTransposeLhs())
+      return use->getOwner()->emitOpError("reads the LoRA target '")
+             << param.getSymName()
+             << "' otherwise than as the rhs of a gacc.matmul (without "
+                "transpose_lhs), which gacc-lora cannot adapt";
+    bool rowMajorOut = matmul.getTransposeRhs();
+    if (transposed && *transposed == rowMajorOut)
+      return matmul.emitOpError("reads the LoRA target '")
+             << param.getSymName()
+             << "' in both layouts, [out, in] and [in, out]";
+    transposed = !rowMajorOut;
+  }
   if (!transposed)
     return param.emitOpError("is a LoRA target that the model never reads");
   ArrayRef<int64_t> shape = param.getTensorType().getShape();
@@ -162,8 +170,9 @@ LogicalResult gacc::applyLora(ModuleOp module, const LoraConfig &config) {
                                  FlatSymbolRefAttr::get(a.getSymNameAttr()),
                                  FlatSymbolRefAttr::get(b.getSymNameAttr()),
                                  APFloat(scale), use->transposed));
+    // A seed of the name, the same in every process (hash_value is not).
     int64_t dropoutSeed = static_cast<int64_t>(
-        llvm::hash_value(param.getSymName()) & 0x7fffffff);
+        llvm::xxh3_64bits(param.getSymName()) & 0x7fffffff);
     for (LoadOp load : reads)
       for (Operation *user : llvm::make_early_inc_range(load->getUsers()))
         addBranch(cast<MatmulOp>(user), a, b, scale, config.dropout,

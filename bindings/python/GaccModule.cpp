@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/jit/Jit.h"
+#include "gacc/runtime/Checkpoint.h"
 #include "gacc/runtime/ThreadPool.h"
 #include "gacc/runtime/Trainer.h"
 
@@ -122,9 +123,13 @@ struct PyTrainer {
     return out;
   }
 
-  py::dict parameters() const {
+  py::dict parameters(bool mergeLora) const {
+    gacc::rt::TensorFile file = trainer->parameters();
+    if (mergeLora)
+      check(gacc::rt::mergeLoraAdapters(
+          file, gacc::rt::loraAdapters(trainer->model())));
     py::dict out;
-    for (const auto &[name, tensor] : trainer->parameters().tensors)
+    for (const auto &[name, tensor] : file.tensors)
       out[py::str(name)] = toNumpy(tensor);
     return out;
   }
@@ -229,12 +234,16 @@ PYBIND11_MODULE(_gacc, m) {
            "Sets the given inputs and runs the forward pass without "
            "updating anything (dropout off, batch norm on its running "
            "statistics); returns loss and outputs (numpy arrays).")
-      .def("parameters", &PyTrainer::parameters)
+      .def("parameters", &PyTrainer::parameters, py::arg("merge_lora") = false,
+           "Every parameter by name (numpy arrays); with merge_lora, each "
+           "LoRA-adapted weight W as W + (alpha/r)·B·A and no adapters, as "
+           "the model without them reads it.")
       .def("set_parameter", &PyTrainer::setParameter)
       .def_property_readonly("inputs", &PyTrainer::inputs,
                              "(name, dtype, shape) of every input")
       .def_property_readonly(
-          "step_count", [](const PyTrainer &t) { return t.trainer->stepCount(); })
+          "step_count",
+          [](const PyTrainer &t) { return t.trainer->stepCount(); })
       .def("save_checkpoint",
            [](const PyTrainer &t, const std::string &path) {
              check(t.trainer->saveCheckpoint(path));

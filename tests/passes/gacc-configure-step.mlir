@@ -39,7 +39,7 @@
 // RUN: gacc-opt %s > %t.mlir
 // RUN: gacc-opt --gacc-configure-step=step=sgd %s | diff %t.mlir -
 // RUN: gacc-opt --gacc-configure-step="micro-batch=4 step=sgd" --dump-pass-pipeline %s 2>&1 >/dev/null | FileCheck %s --check-prefix=PIPELINE
-// PIPELINE: gacc-configure-step{accumulation-steps=None batch=None grad-clip=None lr=None memory-budget= micro-batch=4 optimizer= precision= ranks=None remat= remat-budget= seed=0 step=sgd target=cpu weight-decay=None zero-stage=None}
+// PIPELINE: gacc-configure-step{accumulation-steps=None batch=None grad-clip=None lora= lr=None memory-budget= micro-batch=4 optimizer= precision= ranks=None remat= remat-budget= seed=0 step=sgd target=cpu weight-decay=None zero-stage=None}
 
 gacc.param @w : tensor<3x2xf32> = #gacc.init<normal, seed = 4>
 gacc.input @x : tensor<8x2xf32> features

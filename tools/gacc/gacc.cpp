@@ -65,12 +65,17 @@ static cl::SubCommand consolidateCommand(
     "consolidate", "Turn a sharded (ZeRO) checkpoint directory into one "
                    "checkpoint that any number of ranks resumes from");
 
+static cl::SubCommand
+    exportCommand("export",
+                  "Write a checkpoint's weights alone, by their names, as "
+                  "safetensors (--merge-lora folds LoRA adapters in)");
+
 static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                       cl::desc("<model.mlir | model.gacc>"),
                                       cl::sub(compileCommand),
-                                      cl::sub(runCommand),
-                                      cl::sub(planCommand),
-                                      cl::sub(consolidateCommand));
+                                      cl::sub(runCommand), cl::sub(planCommand),
+                                      cl::sub(consolidateCommand),
+                                      cl::sub(exportCommand));
 static cl::opt<std::string>
     stepName("step",
              cl::desc("The gacc.train_step to use when the model has several"),
@@ -79,9 +84,18 @@ static cl::opt<std::string>
 
 static cl::OptionCategory compileCategory("Compile options");
 static cl::opt<std::string> outputPath(
-    "o", cl::desc("The artifact (compile) or checkpoint (consolidate) to write"),
+    "o",
+    cl::desc("The artifact (compile), checkpoint (consolidate) or weights "
+             "(export) to write"),
     cl::value_desc("file"), cl::sub(compileCommand),
-    cl::sub(consolidateCommand), cl::cat(compileCategory));
+    cl::sub(consolidateCommand), cl::sub(exportCommand),
+    cl::cat(compileCategory));
+static cl::opt<bool> mergeLora(
+    "merge-lora",
+    cl::desc("Write each LoRA-adapted weight W as W + (alpha/r)·B·A and "
+             "leave the adapters out, so that the file loads into the model "
+             "without them"),
+    cl::init(false), cl::sub(exportCommand));
 static cl::opt<mlir::gacc::EmitKind> emitKind(
     "emit", cl::desc("Write an intermediate stage instead of the artifact"),
     cl::values(clEnumValN(mlir::gacc::EmitKind::Mlir, "mlir",
@@ -586,10 +600,29 @@ int main(int argc, char **argv) {
       "  gacc plan examples/mlp.mlir    parameters, optimizer state, memory\n"
       "  gacc <subcommand> --help       the options of one subcommand\n");
 
-  if (!compileCommand && !runCommand && !planCommand && !consolidateCommand) {
-    errs() << "gacc: missing subcommand (compile, run, plan, import or consolidate); "
-              "see gacc --help\n";
+  if (!compileCommand && !runCommand && !planCommand && !consolidateCommand &&
+      !exportCommand) {
+    errs() << "gacc: missing subcommand (compile, run, plan, import, "
+              "consolidate or export); see gacc --help\n";
     return 1;
+  }
+  if (exportCommand) {
+    gacc::rt::TensorFile checkpoint, weights;
+    gacc::rt::Status s =
+        outputPath.empty()
+            ? gacc::rt::Status::error("give the weights file to write with -o")
+            : gacc::rt::readSafetensors(inputPath, checkpoint);
+    if (s && !(s = gacc::rt::exportWeights(checkpoint, mergeLora, weights)))
+      s = gacc::rt::Status::error(inputPath + ": " + s.message());
+    if (s)
+      s = gacc::rt::writeSafetensors(outputPath, weights);
+    if (!s) {
+      errs() << "gacc export: error: " << s.message() << "\n";
+      return 1;
+    }
+    outs() << "wrote " << outputPath << " (" << weights.tensors.size()
+           << " tensors" << (mergeLora ? ", LoRA merged" : "") << ")\n";
+    return 0;
   }
   if (consolidateCommand) {
     gacc::rt::TensorFile checkpoint;

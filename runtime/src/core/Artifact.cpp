@@ -197,6 +197,11 @@ Json modelJson(const ModelInfo &model) {
       entry["master"] = slotJson(*param.master);
     if (param.frozen)
       entry["frozen"] = true;
+    if (param.lora)
+      entry["lora"] = {{"a", param.lora->a},
+                       {"b", param.lora->b},
+                       {"scale", param.lora->scale},
+                       {"transposed", param.lora->transposed}};
     params.push_back(entry);
   }
   Json inputs = Json::array();
@@ -260,6 +265,12 @@ ModelInfo modelFrom(const Json &json) {
     described.scale = param.at("scale").get<double>();
     described.seed = integerAt<uint64_t>(param, "seed");
     described.frozen = param.value("frozen", false);
+    if (param.contains("lora")) {
+      const Json &lora = param.at("lora");
+      described.lora = LoraAdapter{
+          lora.at("a").get<std::string>(), lora.at("b").get<std::string>(),
+          lora.at("scale").get<double>(), lora.at("transposed").get<bool>()};
+    }
     model.params.push_back(described);
   }
   model.grads = slotsFrom(json.at("grads"));

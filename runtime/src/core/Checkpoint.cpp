@@ -85,7 +85,124 @@ TensorFile Trainer::checkpoint() const {
   file.tensors.emplace("optimizer_step", counterTensor(optimizerStep_));
   file.metadata["format"] = kCheckpointFormat;
   file.metadata["version"] = "1";
+  nlohmann::json names = nlohmann::json::array(), adapters;
+  for (const Parameter &param : model_.params) {
+    names.push_back(param.slot.name);
+    if (param.lora)
+      adapters[param.slot.name] = {{"a", param.lora->a},
+                                   {"b", param.lora->b},
+                                   {"scale", param.lora->scale},
+                                   {"transposed", param.lora->transposed}};
+  }
+  file.metadata["parameters"] = names.dump();
+  if (!adapters.is_null())
+    file.metadata["lora"] = adapters.dump();
   return file;
+}
+
+std::map<std::string, LoraAdapter> loraAdapters(const ModelInfo &model) {
+  std::map<std::string, LoraAdapter> adapters;
+  for (const Parameter &param : model.params)
+    if (param.lora)
+      adapters.emplace(param.slot.name, *param.lora);
+  return adapters;
+}
+
+Status mergeLoraAdapters(TensorFile &file,
+                         const std::map<std::string, LoraAdapter> &adapters) {
+  auto matrix = [&](const std::string &name, const Tensor *&out) -> Status {
+    auto it = file.tensors.find(name);
+    if (it == file.tensors.end() || it->second.shape().size() != 2 ||
+        (it->second.dtype() != DType::F32 && it->second.dtype() != DType::F64))
+      return Status::error("LoRA merge: no f32 or f64 matrix '" + name + "'");
+    out = &it->second;
+    return Status();
+  };
+  for (const auto &[name, adapter] : adapters) {
+    const Tensor *weight, *a, *b;
+    for (auto [tensor, which] :
+         {std::pair{&weight, &name}, std::pair{&a, &adapter.a},
+          std::pair{&b, &adapter.b}})
+      if (Status status = matrix(*which, *tensor); !status)
+        return status;
+    int64_t rank = a->shape()[0], in = a->shape()[1], out = b->shape()[0];
+    std::vector<int64_t> expected = adapter.transposed
+                                        ? std::vector<int64_t>{in, out}
+                                        : std::vector<int64_t>{out, in};
+    if (b->shape()[1] != rank || weight->shape() != expected)
+      return Status::error("LoRA merge: the shapes of '" + name + "', '" +
+                           adapter.a + "' and '" + adapter.b +
+                           "' do not make W + B·A");
+    Tensor merged = *weight;
+    // W[o, i] += scale · Σ_k B[o, k] · A[k, i], in double.
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t i = 0; i < in; ++i) {
+        double sum = 0.0;
+        for (int64_t k = 0; k < rank; ++k)
+          sum += loadElement(b->dtype(), b->data(), o * rank + k) *
+                 loadElement(a->dtype(), a->data(), k * in + i);
+        int64_t index = adapter.transposed ? i * out + o : o * in + i;
+        storeElement(merged.dtype(), merged.data(), index,
+                     loadElement(merged.dtype(), merged.data(), index) +
+                         adapter.scale * sum);
+      }
+    file.tensors[name] = std::move(merged);
+  }
+  for (const auto &[name, adapter] : adapters) {
+    file.tensors.erase(adapter.a);
+    file.tensors.erase(adapter.b);
+  }
+  return Status();
+}
+
+Status exportWeights(const TensorFile &checkpoint, bool mergeLora,
+                     TensorFile &out) {
+  auto format = checkpoint.metadata.find("format");
+  auto names = checkpoint.metadata.find("parameters");
+  if (format == checkpoint.metadata.end() ||
+      format->second != kCheckpointFormat)
+    return Status::error("not a gacc checkpoint (no __metadata__ "
+                         "format=gacc-checkpoint)");
+  if (names == checkpoint.metadata.end())
+    return Status::error("the checkpoint does not list its parameters (it "
+                         "was written before gacc export existed: resume "
+                         "and save it again)");
+  nlohmann::json list = nlohmann::json::parse(names->second, nullptr, false);
+  if (!list.is_array())
+    return Status::error("the checkpoint's parameter list is not a JSON "
+                         "array");
+  out = TensorFile();
+  for (const nlohmann::json &name : list) {
+    auto it = name.is_string()
+                  ? checkpoint.tensors.find(name.get<std::string>())
+                  : checkpoint.tensors.end();
+    if (it == checkpoint.tensors.end())
+      return Status::error("the checkpoint lacks parameter " + name.dump());
+    out.tensors.insert(*it);
+  }
+  if (!mergeLora)
+    return Status();
+  auto lora = checkpoint.metadata.find("lora");
+  if (lora == checkpoint.metadata.end())
+    return Status::error("--merge-lora: the checkpoint has no LoRA adapters");
+  nlohmann::json object = nlohmann::json::parse(lora->second, nullptr, false);
+  std::map<std::string, LoraAdapter> adapters;
+  if (!object.is_object())
+    return Status::error("the checkpoint's LoRA metadata is not a JSON object");
+  for (const auto &[name, adapter] : object.items()) {
+    if (!adapter.is_object() || !adapter.contains("a") ||
+        !adapter["a"].is_string() || !adapter.contains("b") ||
+        !adapter["b"].is_string() || !adapter.contains("scale") ||
+        !adapter["scale"].is_number() || !adapter.contains("transposed") ||
+        !adapter["transposed"].is_boolean())
+      return Status::error("the checkpoint's LoRA metadata for '" + name +
+                           "' lacks a, b, scale or transposed");
+    adapters.emplace(name, LoraAdapter{adapter["a"].get<std::string>(),
+                                       adapter["b"].get<std::string>(),
+                                       adapter["scale"].get<double>(),
+                                       adapter["transposed"].get<bool>()});
+  }
+  return mergeLoraAdapters(out, adapters);
 }
 
 Status Trainer::restore(const TensorFile &file, const std::string &origin) {

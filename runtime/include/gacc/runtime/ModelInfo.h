@@ -40,6 +40,15 @@ enum class InitKind {
   KaimingNormal
 };
 
+/// The low-rank adapter of a frozen weight W (gacc-lora): the model reads
+/// `W + scale·B·A`, B [out, r] and A [r, in] the parameters named `b` and
+/// `a`, transposed when W is stored [in, out].
+struct LoraAdapter {
+  std::string a, b;
+  double scale = 1.0;
+  bool transposed = false;
+};
+
 struct Parameter {
   /// What the model reads: in mixed precision, possibly a 16-bit copy of
   /// `master`.
@@ -53,6 +62,8 @@ struct Parameter {
   /// State the optimizer never updates (batch norm's running statistics):
   /// no gradient, no optimizer state; the step itself may write it.
   bool frozen = false;
+  /// A frozen weight's adapter (gacc-lora).
+  std::optional<LoraAdapter> lora;
 };
 
 enum class InputKind { Features, Labels, Tokens, Mask };
