@@ -297,9 +297,10 @@ class TorchTrainer:
     """A compiled training step of a PyTorch module, started from the
     module's current values."""
 
-    def __init__(self, trainer, spec):
+    def __init__(self, trainer, spec, merge_lora=False):
         self._trainer = trainer
         self._spec = spec
+        self._merge_lora = merge_lora
         self._inputs = {name: (value.dtype, kind)
                         for name, value, kind in spec.inputs}
 
@@ -343,7 +344,7 @@ class TorchTrainer:
     def state_dict(self):
         """The module's state_dict from the trained values:
         module.load_state_dict(trainer.state_dict()) accepts it."""
-        values = self._trainer.parameters()
+        values = self._trainer.parameters(merge_lora=self._merge_lora)
         out = collections.OrderedDict()
         for name in self._spec.state_order:
             source = self._spec.aliases[name]
@@ -361,7 +362,7 @@ class TorchTrainer:
 
 def from_torch(module, inputs, *, optimizer, loss=None, targets=None,
                loss_output=None, micro_batch=None, remat=None,
-               precision=None, max_grad_norm=None, target="cpu"):
+               precision=None, max_grad_norm=None, target="cpu", lora=None):
     """Compiles `module`'s training step with gacc.
 
     inputs: name -> example tensor, passed to module.forward as keywords; their
@@ -375,6 +376,12 @@ def from_torch(module, inputs, *, optimizer, loss=None, targets=None,
     micro_batch, remat ('sqrt', 'blocks', 'all', ...), precision ('bf16',
       'f16'), max_grad_norm: gacc's accumulation, rematerialization, mixed
       precision and gradient clipping.
+    lora: train low-rank adapters instead of the module (gacc-lora, as
+      peft): a dict such as {'rank': 8, 'alpha': 16, 'dropout': 0.05,
+      'targets': r'.*attn\.c_attn\.weight'} (targets: a regular expression
+      over whole parameter names), or the same as `gacc --lora` text. Every
+      parameter is frozen but the adapters; state_dict() gives the merged
+      weights W + (alpha/r)·B·A under the module's own names.
     """
     from . import _gacc
     spec = _Spec()
@@ -382,9 +389,15 @@ def from_torch(module, inputs, *, optimizer, loss=None, targets=None,
                    targets=targets, loss_output=loss_output,
                    micro_batch=micro_batch, remat=remat, precision=precision,
                    max_grad_norm=max_grad_norm, target=target, _spec=spec)
+    if isinstance(lora, dict):
+        unknown = set(lora) - {"rank", "alpha", "dropout", "targets"}
+        if unknown:
+            raise ValueError(f"lora: unknown keys {sorted(unknown)} (rank, "
+                             "alpha, dropout, targets)")
+        lora = ",".join(f"{key}={value}" for key, value in lora.items())
     trainer = _gacc.Trainer.compile(text, name=type(module).__name__,
-                                    target=target)
+                                    target=target, lora=lora)
     for name, value, _ in spec.params:
         trainer.set_parameter(name, _numpy(value.detach().to(
             spec.declared[name])))
-    return TorchTrainer(trainer, spec)
+    return TorchTrainer(trainer, spec, merge_lora=lora is not None)
