@@ -206,6 +206,57 @@ LogicalResult applyAdapters(TrainStepOp step, const Options &options) {
   return gacc::applyLora(step->getParentOfType<ModuleOp>(), *config);
 }
 
+/// lr-schedule sets the step's learning-rate schedule from
+/// "KIND[,warmup=N][,total=N][,min_lr=X][,power=X]".
+LogicalResult applySchedule(TrainStepOp step, const Options &options) {
+  StringRef text = options.lrSchedule.getValue();
+  if (text.empty())
+    return success();
+  SmallVector<StringRef> items;
+  text.split(items, ',');
+  StringRef kind = items.front();
+  uint64_t warmup = 0, total = 0;
+  double minLr = 0.0, power = 1.0;
+  bool hasTotal = false;
+  for (StringRef item : ArrayRef(items).drop_front()) {
+    auto [key, value] = item.split('=');
+    bool bad = true;
+    if (key == "warmup")
+      bad = value.getAsInteger(10, warmup);
+    else if (key == "total")
+      hasTotal = !(bad = value.getAsInteger(10, total));
+    else if (key == "min_lr")
+      bad = value.getAsDouble(minLr);
+    else if (key == "power" && kind == "polynomial")
+      bad = value.getAsDouble(power);
+    if (bad)
+      return step.emitError("--lr-schedule: '")
+             << item << "' is not one of warmup=N, total=N, min_lr=X"
+             << (kind == "polynomial" ? ", power=X" : "");
+  }
+  MLIRContext *context = step.getContext();
+  auto emitError = [&] { return step.emitError("--lr-schedule: "); };
+  Attribute schedule;
+  if (kind == "constant" && items.size() == 1)
+    schedule = ConstantScheduleAttr::get(context);
+  else if (kind != "cosine" && kind != "linear" && kind != "polynomial")
+    return step.emitError("--lr-schedule: unknown schedule '")
+           << kind << "' (constant, cosine, linear or polynomial)";
+  else if (!hasTotal)
+    return step.emitError("--lr-schedule: ")
+           << kind << " needs total=N, the step its decay ends at";
+  else if (kind == "cosine")
+    schedule = WarmupCosineScheduleAttr::getChecked(emitError, context, warmup,
+                                                    total, APFloat(minLr));
+  else
+    schedule = WarmupPolynomialScheduleAttr::getChecked(
+        emitError, context, warmup, total, APFloat(minLr), APFloat(power));
+  if (!schedule)
+    return failure();
+  step.setScheduleAttr(schedule);
+  return verify(step);
+}
+
 /// The pass: its options are the pipeline's, bound to it.
 struct ConfigureStepPass
     : public mlir::gacc::impl::ConfigureStepBase<ConfigureStepPass> {
@@ -236,7 +287,8 @@ mlir::gacc::configureTrainStep(TrainStepOp step,
                  succeeded(applyRemat(step, options)) &&
                  succeeded(applyBatch(step, options)) &&
                  succeeded(applyRematBudget(step)) &&
-                 succeeded(applyOptimizer(step, options)));
+                 succeeded(applyOptimizer(step, options)) &&
+                 succeeded(applySchedule(step, options)));
 }
 
 std::unique_ptr<Pass>

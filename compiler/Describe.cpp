@@ -117,12 +117,19 @@ rt::ModelInfo mlir::gacc::describeStep(TrainStepOp step, const StepLayout &layou
     else
       info.optimizer.hyperparameters[hyper.name.str()] = hyper.value;
   }
-  if (auto cosine =
-          dyn_cast<WarmupCosineScheduleAttr>(step.getEffectiveSchedule())) {
+  Attribute schedule = step.getEffectiveSchedule();
+  if (auto cosine = dyn_cast<WarmupCosineScheduleAttr>(schedule)) {
     info.schedule.kind = rt::ScheduleConfig::WarmupCosine;
     info.schedule.warmupSteps = cosine.getWarmupSteps();
     info.schedule.totalSteps = cosine.getTotalSteps();
     info.schedule.minLr = cosine.getMinLr().convertToDouble();
+  } else if (auto polynomial =
+                 dyn_cast<WarmupPolynomialScheduleAttr>(schedule)) {
+    info.schedule.kind = rt::ScheduleConfig::WarmupPolynomial;
+    info.schedule.warmupSteps = polynomial.getWarmupSteps();
+    info.schedule.totalSteps = polynomial.getTotalSteps();
+    info.schedule.minLr = polynomial.getMinLr().convertToDouble();
+    info.schedule.power = polynomial.getPower().convertToDouble();
   }
   if (std::optional<APFloat> clip = step.getGradClipNorm())
     info.gradClipNorm = clip->convertToDouble();

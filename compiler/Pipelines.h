@@ -98,6 +98,12 @@ public:
       owner, "optimizer",
       llvm::cl::desc("Replace the model's optimizer: sgd, adam, adamw or "
                      "adafactor, with its learning rate and weight decay")};
+  Option<std::string> lrSchedule{
+      owner, "lr-schedule",
+      llvm::cl::desc("The learning-rate schedule: constant, or cosine, "
+                     "linear or polynomial with warmup and decay, as "
+                     "KIND,warmup=N,total=N,min_lr=X,power=X (total: the "
+                     "steps the decay ends at)")};
   Option<std::optional<double>> lr{
       owner, "lr", llvm::cl::desc("The optimizer's base learning rate")};
   Option<std::optional<double>> weightDecay{
@@ -128,6 +134,7 @@ public:
     zeroStage = other.zeroStage.getValue();
     lora = other.lora.getValue();
     optimizer = other.optimizer.getValue();
+    lrSchedule = other.lrSchedule.getValue();
     lr = other.lr.getValue();
     weightDecay = other.weightDecay.getValue();
     gradClip = other.gradClip.getValue();

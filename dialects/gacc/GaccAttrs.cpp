@@ -160,10 +160,11 @@ AdafactorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult
-WarmupCosineScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                 uint64_t warmupSteps, uint64_t totalSteps,
-                                 APFloat minLrAttr) {
+/// The steps and end rate of a warmup-then-decay schedule.
+static LogicalResult
+verifyDecaySchedule(function_ref<InFlightDiagnostic()> emitError,
+                    uint64_t warmupSteps, uint64_t totalSteps,
+                    APFloat minLrAttr) {
   double minLr = minLrAttr.convertToDouble();
   if (totalSteps == 0)
     return emitError() << "total_steps must be positive";
@@ -173,6 +174,22 @@ WarmupCosineScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!(minLr >= 0.0))
     return emitError() << "min_lr must be non-negative, got " << text(minLr);
   return success();
+}
+
+LogicalResult
+WarmupCosineScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 uint64_t warmupSteps, uint64_t totalSteps,
+                                 APFloat minLr) {
+  return verifyDecaySchedule(emitError, warmupSteps, totalSteps, minLr);
+}
+
+LogicalResult WarmupPolynomialScheduleAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, uint64_t warmupSteps,
+    uint64_t totalSteps, APFloat minLr, APFloat power) {
+  if (!(power.convertToDouble() > 0.0))
+    return emitError() << "power must be positive, got "
+                       << text(power.convertToDouble());
+  return verifyDecaySchedule(emitError, warmupSteps, totalSteps, minLr);
 }
 
 LogicalResult RematAttr::verify(function_ref<InFlightDiagnostic()> emitError,

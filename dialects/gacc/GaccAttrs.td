@@ -341,6 +341,34 @@ def Gacc_WarmupCosineScheduleAttr
   let genVerifyDecl = 1;
 }
 
+def Gacc_WarmupPolynomialScheduleAttr
+    : Gacc_Attr<"WarmupPolynomialSchedule", "warmup_polynomial"> {
+  let summary = "Linear warmup, then polynomial decay (linear by default)";
+  let description = [{
+    For step s (counted from 0): `lr·(s+1)/warmup_steps` while
+    `s < warmup_steps` (as `#gacc.warmup_cosine`); then
+    `(lr - min_lr)·(1 - p)^power + min_lr` with p the fraction of the
+    steps from `warmup_steps` to `total_steps` done, and `min_lr` after
+    them. `power = 1`, `min_lr = 0` (the defaults) is transformers'
+    default linear schedule (`get_linear_schedule_with_warmup`, whose
+    warmup starts from 0 instead of `lr/warmup_steps`); other powers and
+    end rates are its `get_polynomial_decay_schedule_with_warmup`.
+
+    ```mlir
+    #gacc.warmup_polynomial<warmup_steps = 100, total_steps = 5000>
+    #gacc.warmup_polynomial<warmup_steps = 0, total_steps = 5000, min_lr = 1.000000e-07, power = 2.000000e+00>
+    ```
+  }];
+  let parameters = (ins
+    "uint64_t":$warmup_steps,
+    "uint64_t":$total_steps,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.0)">:$min_lr,
+    Gacc_F64Parameter<"", "::llvm::APFloat(1.0)">:$power
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Gacc_RematAttr : Gacc_Attr<"Remat", "remat"> {
   let summary = "Rematerialization (activation checkpointing) policy";
   let description = [{
@@ -408,6 +436,7 @@ def Gacc_OptimizerAttr
     : AnyAttrOf<[Gacc_SGDAttr, Gacc_AdamWAttr, Gacc_AdamAttr,
                  Gacc_AdafactorAttr]>;
 def Gacc_ScheduleAttr
-    : AnyAttrOf<[Gacc_ConstantScheduleAttr, Gacc_WarmupCosineScheduleAttr]>;
+    : AnyAttrOf<[Gacc_ConstantScheduleAttr, Gacc_WarmupCosineScheduleAttr,
+                 Gacc_WarmupPolynomialScheduleAttr]>;
 
 #endif // GACC_ATTRS_TD

@@ -504,12 +504,15 @@ LogicalResult TrainStepOp::verify() {
   if (std::optional<APFloat> clip = getGradClipNorm())
     if (!(clip->convertToDouble() > 0.0))
       return emitOpError("grad_clip_norm must be positive");
-  if (auto cosine = dyn_cast<WarmupCosineScheduleAttr>(getEffectiveSchedule()))
-    if (cosine.getMinLr().convertToDouble() > getBaseLearningRate())
-      return emitOpError("schedule min_lr (")
-             << formatShortest(cosine.getMinLr())
-             << ") exceeds the optimizer's lr ("
-             << formatShortest(APFloat(getBaseLearningRate())) << ")";
+  std::optional<APFloat> minLr =
+      TypeSwitch<Attribute, std::optional<APFloat>>(getEffectiveSchedule())
+          .Case<WarmupCosineScheduleAttr, WarmupPolynomialScheduleAttr>(
+              [](auto schedule) { return schedule.getMinLr(); })
+          .Default([](Attribute) { return std::nullopt; });
+  if (minLr && minLr->convertToDouble() > getBaseLearningRate())
+    return emitOpError("schedule min_lr (")
+           << formatShortest(*minLr) << ") exceeds the optimizer's lr ("
+           << formatShortest(APFloat(getBaseLearningRate())) << ")";
   return success();
 }
 

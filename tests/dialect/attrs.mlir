@@ -54,5 +54,9 @@ gacc.train_step @l1 model @m batch_size 4 optimizer #gacc.adamw<lr = 3.0e-4> pre
 gacc.train_step @a2 model @m batch_size 8 optimizer #gacc.adamw<lr = 3.0e-4> remat #gacc.remat<matmuls> zero #gacc.zero<stage = 1, ranks = 2>
 // CHECK: remat #gacc.remat<budget, budget = 1073741824>
 gacc.train_step @a3 model @m batch_size 4 optimizer #gacc.adamw<lr = 3.0e-4> remat #gacc.remat<budget, budget = 1073741824>
+// CHECK: schedule #gacc.warmup_polynomial<warmup_steps = 10, total_steps = 100>{{$}}
+gacc.train_step @p0 model @m batch_size 4 optimizer #gacc.adamw<lr = 3.0e-4> schedule #gacc.warmup_polynomial<warmup_steps = 10, total_steps = 100>
+// CHECK: schedule #gacc.warmup_polynomial<warmup_steps = 0, total_steps = 100, min_lr = 1.0e-07, power = 2.0>{{$}}
+gacc.train_step @p1 model @m batch_size 4 optimizer #gacc.adamw<lr = 3.0e-4> schedule #gacc.warmup_polynomial<warmup_steps = 0, total_steps = 100, min_lr = 1.0e-7, power = 2.0>
 // CHECK: schedule #gacc.warmup_cosine<warmup_steps = 0, total_steps = 1>
 gacc.train_step @a4 model @m batch_size 4 optimizer #gacc.adamw<lr = 3.0e-4> schedule #gacc.warmup_cosine<warmup_steps = 0, total_steps = 1>

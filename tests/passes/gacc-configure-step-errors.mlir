@@ -2,7 +2,7 @@
 // so is a step the values make invalid.
 // RUN: gacc-opt --gacc-configure-step="precision=f8" -verify-diagnostics %s
 // RUN: not gacc-opt --gacc-configure-step="remat=often" %s 2>&1 | FileCheck %s --check-prefix=REMAT
-// REMAT: gacc-configure-step-errors.mlir:[[# @LINE + 38]]:1: error: --remat: unknown policy 'often' (none, blocks, sqrt, matmuls or budget)
+// REMAT: gacc-configure-step-errors.mlir:[[# @LINE + 48]]:1: error: --remat: unknown policy 'often' (none, blocks, sqrt, matmuls or budget)
 // RUN: not gacc-opt --gacc-configure-step="memory-budget=lots" %s 2>&1 | FileCheck %s --check-prefix=BYTES
 // BYTES: error: --memory-budget: 'lots' is not a byte size (such as 8GiB, 512MiB or 1e9)
 // RUN: not gacc-opt --gacc-configure-step="remat=budget remat-budget=1GiB memory-budget=1GiB" %s 2>&1 | FileCheck %s --check-prefix=BUDGETS
@@ -21,6 +21,16 @@
 // LR: error: learning rate must be positive, got -1
 // RUN: not gacc-opt --gacc-configure-step="optimizer=lion" %s 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
 // OPTIMIZER: error: unknown optimizer 'lion': expected one of sgd, adamw, adam, adafactor
+// RUN: not gacc-opt --gacc-configure-step="lr-schedule=step" %s 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// SCHEDULE: error: --lr-schedule: unknown schedule 'step' (constant, cosine, linear or polynomial)
+// RUN: not gacc-opt --gacc-configure-step="lr-schedule=linear" %s 2>&1 | FileCheck %s --check-prefix=TOTAL
+// TOTAL: error: --lr-schedule: linear needs total=N, the step its decay ends at
+// RUN: not gacc-opt --gacc-configure-step="lr-schedule={linear,total=9,power=2}" %s 2>&1 | FileCheck %s --check-prefix=POWER
+// POWER: error: --lr-schedule: 'power=2' is not one of warmup=N, total=N, min_lr=X
+// RUN: not gacc-opt --gacc-configure-step="lr-schedule={polynomial,total=9,power=0}" %s 2>&1 | FileCheck %s --check-prefix=POSITIVE
+// POSITIVE: error: --lr-schedule: power must be positive, got 0
+// RUN: not gacc-opt --gacc-configure-step="lr-schedule={cosine,total=9,min_lr=1}" %s 2>&1 | FileCheck %s --check-prefix=MIN-LR
+// MIN-LR: error: 'gacc.train_step' op schedule min_lr (1.0) exceeds the optimizer's lr (0.1)
 // RUN: not gacc-opt --gacc-configure-step="grad-clip=0" %s 2>&1 | FileCheck %s --check-prefix=CLIP
 // CLIP: error: 'gacc.train_step' op grad_clip_norm must be positive
 // RUN: not gacc-opt --gacc-configure-step="step=nope" %s 2>&1 | FileCheck %s --check-prefix=STEP

@@ -30,6 +30,14 @@
 // RUN: gacc-opt --gacc-configure-step="step=sgd optimizer=sgd lr=0.5" %s | FileCheck %s --check-prefix=SAME
 // SAME: optimizer #gacc.sgd<lr = 0.5, momentum = 0.9>{{$}}
 
+// lr-schedule: cosine, linear and polynomial decay after a linear warmup.
+// RUN: gacc-opt --gacc-configure-step="step=sgd lr-schedule=linear,warmup=10,total=100" %s | FileCheck %s --check-prefix=LINEAR
+// LINEAR: optimizer #gacc.sgd<lr = 0.1, momentum = 0.9> schedule #gacc.warmup_polynomial<warmup_steps = 10, total_steps = 100>{{$}}
+// RUN: gacc-opt --gacc-configure-step="step=sgd lr-schedule={polynomial,total=50,min_lr=1e-7,power=2}" %s | FileCheck %s --check-prefix=POLY
+// POLY: schedule #gacc.warmup_polynomial<warmup_steps = 0, total_steps = 50, min_lr = 1.0e-07, power = 2.0>{{$}}
+// RUN: gacc-opt --gacc-configure-step="step=sgd lr-schedule={cosine,warmup=5,total=50,min_lr=0.01}" %s | FileCheck %s --check-prefix=COSINE
+// COSINE: schedule #gacc.warmup_cosine<warmup_steps = 5, total_steps = 50, min_lr = 0.01>{{$}}
+
 // A memory budget picks the micro-batch and says which.
 // RUN: gacc-opt --gacc-configure-step="step=sgd memory-budget=1GiB" %s 2>&1 | FileCheck %s --check-prefix=BUDGET
 // BUDGET: gacc-configure-step.mlir:[[# @LINE + 20]]:1: remark: memory budget 1.0 GiB: micro-batch 8 (1 accumulation step), planned peak
@@ -39,7 +47,7 @@
 // RUN: gacc-opt %s > %t.mlir
 // RUN: gacc-opt --gacc-configure-step=step=sgd %s | diff %t.mlir -
 // RUN: gacc-opt --gacc-configure-step="micro-batch=4 step=sgd" --dump-pass-pipeline %s 2>&1 >/dev/null | FileCheck %s --check-prefix=PIPELINE
-// PIPELINE: gacc-configure-step{accumulation-steps=None batch=None grad-clip=None lora= lr=None memory-budget= micro-batch=4 optimizer= precision= ranks=None remat= remat-budget= seed=0 step=sgd target=cpu weight-decay=None zero-stage=None}
+// PIPELINE: gacc-configure-step{accumulation-steps=None batch=None grad-clip=None lora= lr=None lr-schedule= memory-budget= micro-batch=4 optimizer= precision= ranks=None remat= remat-budget= seed=0 step=sgd target=cpu weight-decay=None zero-stage=None}
 
 gacc.param @w : tensor<3x2xf32> = #gacc.init<normal, seed = 4>
 gacc.input @x : tensor<8x2xf32> features

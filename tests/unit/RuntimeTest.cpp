@@ -32,6 +32,28 @@ TEST(Schedule, WarmupThenCosine) {
   EXPECT_DOUBLE_EQ(scheduledLearningRate(cosine, 1.0, 1000), 0.01);
 }
 
+TEST(Schedule, WarmupThenLinearAsTransformers) {
+  // get_linear_schedule_with_warmup's decay: max(0, (total - s) / (total -
+  // warmup)) of the base rate.
+  ScheduleConfig linear{ScheduleConfig::WarmupPolynomial, 10, 110};
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(linear, 1.0, 4), 0.5);
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(linear, 1.0, 10), 1.0);
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(linear, 1.0, 35), 0.75);
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(linear, 1.0, 110), 0.0);
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(linear, 1.0, 500), 0.0);
+}
+
+TEST(Schedule, PolynomialDecayToItsEndRate) {
+  // get_polynomial_decay_schedule_with_warmup: (lr - end)·(1 - p)^power +
+  // end, then end.
+  ScheduleConfig polynomial{ScheduleConfig::WarmupPolynomial, 0, 100, 1e-7,
+                            2.0};
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(polynomial, 1e-3, 0), 1e-3);
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(polynomial, 1e-3, 50),
+                   (1e-3 - 1e-7) * 0.25 + 1e-7);
+  EXPECT_DOUBLE_EQ(scheduledLearningRate(polynomial, 1e-3, 100), 1e-7);
+}
+
 namespace {
 /// The value of the scalar `name` of `optimizer` at step `step`.
 double scalar(const OptimizerConfig &optimizer, double lr, uint64_t step,

@@ -157,6 +157,13 @@ static cl::opt<std::string> optimizerName(
              "decay; adafactor as transformers' --optim adafactor)"),
     cl::value_desc("name"), cl::sub(compileCommand), cl::sub(runCommand),
     cl::sub(planCommand), cl::cat(runCategory));
+static cl::opt<std::string> lrSchedule(
+    "lr-schedule",
+    cl::desc("Learning-rate schedule: constant, or cosine, linear or "
+             "polynomial after a linear warmup, as KIND,warmup=N,total=N,"
+             "min_lr=X,power=X (gacc run: total defaults to --steps)"),
+    cl::value_desc("spec"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(runCategory));
 static cl::opt<std::string> learningRate(
     "lr", cl::desc("Base learning rate (default: the optimizer's)"),
     cl::value_desc("X"), cl::sub(compileCommand), cl::sub(runCommand),
@@ -289,21 +296,28 @@ static cl::opt<bool> planMeasure(
 /// through the options' own parser (TrainingPipelineOptions), as gacc-opt's
 /// pipeline strings and C's gacc_trainer_compile do.
 static cl::opt<std::string> *const trainingFlags[] = {
-    &stepName,          &target,       &globalBatch, &microBatch,
-    &accumulationSteps, &memoryBudget, &rematPolicy, &rematBudget,
-    &precision,         &ranks,        &zeroStage,   &lora, &optimizerName,
-    &learningRate,      &weightDecay,  &gradClip};
+    &stepName,          &target,       &globalBatch,  &microBatch,
+    &accumulationSteps, &memoryBudget, &rematPolicy,  &rematBudget,
+    &precision,         &ranks,        &zeroStage,    &lora,
+    &optimizerName,     &lrSchedule,   &learningRate, &weightDecay,
+    &gradClip};
 
 /// The training options the flags give; one not given leaves it to the
 /// model. A value its option cannot parse is an error.
 static mlir::LogicalResult
 trainingOptions(mlir::gacc::TrainingPipelineOptions &options) {
   std::string text;
-  for (cl::opt<std::string> *flag : trainingFlags)
-    if (flag->getNumOccurrences())
-      text += ((text.empty() ? "" : " ") + flag->ArgStr + "={" +
-               flag->getValue() + "}")
-                  .str();
+  for (cl::opt<std::string> *flag : trainingFlags) {
+    if (!flag->getNumOccurrences())
+      continue;
+    std::string value = flag->getValue();
+    // A schedule that `gacc run` trains through ends with its steps.
+    if (flag == &lrSchedule && runCommand &&
+        value.find("total=") == std::string::npos && value != "constant")
+      value += ",total=" + std::to_string(steps);
+    text +=
+        ((text.empty() ? "" : " ") + flag->ArgStr + "={" + value + "}").str();
+  }
   options.seed = seed.getValue();
   return options.parseFromString(text);
 }

@@ -70,9 +70,10 @@ constexpr Names<InputKind, 4> kInputKinds = {{
     {InputKind::Tokens, "tokens"},
     {InputKind::Mask, "mask"},
 }};
-constexpr Names<ScheduleConfig::Kind, 2> kSchedules = {{
+constexpr Names<ScheduleConfig::Kind, 3> kSchedules = {{
     {ScheduleConfig::Constant, "constant"},
     {ScheduleConfig::WarmupCosine, "warmup_cosine"},
+    {ScheduleConfig::WarmupPolynomial, "warmup_polynomial"},
 }};
 
 template <typename E, size_t N> const char *nameOf(const Names<E, N> &names, E value) {
@@ -217,30 +218,30 @@ Json modelJson(const ModelInfo &model) {
                     {"lr", model.optimizer.lr}};
   for (const auto &[name, value] : model.optimizer.hyperparameters)
     optimizer[name] = value;
-  Json json = {
-      {"params", params},
-      {"grads", slotsJson(model.grads)},
-      {"optimizer_state", slotsJson(model.optimizerState)},
-      {"inputs", inputs},
-      {"hyper", slotsJson(model.hyper)},
-      {"loss", slotJson(model.loss)},
-      {"grad_norm", slotJson(model.gradNorm)},
-      {"step", slotJson(model.step)},
-      {"outputs", slotsJson(model.outputs)},
-      {"state_bytes", model.stateBytes},
-      {"batch_bytes", model.batchBytes},
-      {"io_bytes", model.ioBytes},
-      {"workspace_bytes", model.workspaceBytes},
-      {"unplanned_bytes", model.unplannedBytes},
-      {"batch_size", model.batchSize},
-      {"ranks", model.ranks},
-      {"zero_stage", model.zeroStage},
-      {"optimizer", optimizer},
-      {"schedule",
-       {{"kind", nameOf(kSchedules, model.schedule.kind)},
-        {"warmup_steps", model.schedule.warmupSteps},
-        {"total_steps", model.schedule.totalSteps},
-        {"min_lr", model.schedule.minLr}}}};
+  Json json = {{"params", params},
+               {"grads", slotsJson(model.grads)},
+               {"optimizer_state", slotsJson(model.optimizerState)},
+               {"inputs", inputs},
+               {"hyper", slotsJson(model.hyper)},
+               {"loss", slotJson(model.loss)},
+               {"grad_norm", slotJson(model.gradNorm)},
+               {"step", slotJson(model.step)},
+               {"outputs", slotsJson(model.outputs)},
+               {"state_bytes", model.stateBytes},
+               {"batch_bytes", model.batchBytes},
+               {"io_bytes", model.ioBytes},
+               {"workspace_bytes", model.workspaceBytes},
+               {"unplanned_bytes", model.unplannedBytes},
+               {"batch_size", model.batchSize},
+               {"ranks", model.ranks},
+               {"zero_stage", model.zeroStage},
+               {"optimizer", optimizer},
+               {"schedule",
+                {{"kind", nameOf(kSchedules, model.schedule.kind)},
+                 {"warmup_steps", model.schedule.warmupSteps},
+                 {"total_steps", model.schedule.totalSteps},
+                 {"min_lr", model.schedule.minLr},
+                 {"power", model.schedule.power}}}};
   if (model.gradClipNorm)
     json["grad_clip_norm"] = *model.gradClipNorm;
   if (model.rank)
@@ -312,6 +313,7 @@ ModelInfo modelFrom(const Json &json) {
   model.schedule.warmupSteps = integerAt<uint64_t>(schedule, "warmup_steps");
   model.schedule.totalSteps = integerAt<uint64_t>(schedule, "total_steps");
   model.schedule.minLr = schedule.at("min_lr").get<double>();
+  model.schedule.power = schedule.value("power", 1.0);
   if (json.contains("grad_clip_norm"))
     model.gradClipNorm = json.at("grad_clip_norm").get<double>();
   if (json.contains("loss_scaling")) {

@@ -19,6 +19,9 @@ double scheduledLearningRate(const ScheduleConfig &schedule, double lr,
           ? 1.0
           : std::min(1.0, static_cast<double>(step - schedule.warmupSteps) /
                               decaySteps);
+  if (schedule.kind == ScheduleConfig::WarmupPolynomial)
+    return schedule.minLr +
+           (lr - schedule.minLr) * std::pow(1.0 - progress, schedule.power);
   return schedule.minLr +
          0.5 * (lr - schedule.minLr) * (1.0 + std::cos(M_PI * progress));
 }

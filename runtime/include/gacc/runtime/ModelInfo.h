@@ -90,10 +90,14 @@ struct OptimizerConfig {
   std::map<std::string, double> hyperparameters;
 };
 
+/// The learning-rate schedule (#gacc.constant_lr, #gacc.warmup_cosine,
+/// #gacc.warmup_polynomial; scheduledLearningRate computes it).
 struct ScheduleConfig {
-  enum Kind { Constant, WarmupCosine } kind = Constant;
+  enum Kind { Constant, WarmupCosine, WarmupPolynomial } kind = Constant;
   uint64_t warmupSteps = 0, totalSteps = 0;
   double minLr = 0.0;
+  /// The polynomial decay's exponent (1: linear).
+  double power = 1.0;
 };
 
 /// Dynamic loss scaling (GradScaler): the compiled step scales the loss,
