@@ -24,6 +24,9 @@ static rt::DType dtypeOf(Type type) {
     return rt::DType::I32;
   if (type.isInteger(1))
     return rt::DType::Bool;
+  // 8-bit optimizer states: codes 0 to 255, as bitsandbytes' uint8.
+  if (type.isInteger(8))
+    return rt::DType::U8;
   return rt::DType::F32;
 }
 

@@ -128,6 +128,17 @@ LogicalResult AdamAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult
+AdamW8bitAttr::verify(function_ref<InFlightDiagnostic()> emitError, APFloat lr,
+                      APFloat beta1, APFloat beta2, APFloat eps,
+                      APFloat weightDecay, uint64_t blockSize,
+                      uint64_t min8bitSize) {
+  if (blockSize == 0)
+    return emitError() << "block_size must be positive";
+  return verifyAdamHyperparameters(emitError, lr, beta1, beta2, eps,
+                                   weightDecay);
+}
+
+LogicalResult
 AdafactorAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       APFloat lrAttr, APFloat eps1, APFloat eps2,
                       APFloat clipThreshold, APFloat decayRate,

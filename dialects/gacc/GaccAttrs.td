@@ -248,6 +248,37 @@ def Gacc_AdamAttr : Gacc_Attr<"Adam", "adam"> {
   let genVerifyDecl = 1;
 }
 
+def Gacc_AdamW8bitAttr : Gacc_Attr<"AdamW8bit", "adamw8bit"> {
+  let summary = "AdamW with 8-bit moments, as bitsandbytes' AdamW8bit";
+  let description = [{
+    `#gacc.adamw`'s update, with both moments stored as bitsandbytes' 8-bit
+    optimizers store them (Dettmers et al. 2022): in blocks of
+    `block_size` elements of each parameter, one f32 absolute maximum per
+    block (`exp_avg_absmax`, `exp_avg_sq_absmax`) and one byte per element
+    (`exp_avg`, `exp_avg_sq`), the index of the nearest value of the
+    dynamic map (signed for the first moment, unsigned for the second) to
+    the element over its block's maximum: about 2 bytes of state per
+    parameter instead of 8. Each step dequantizes, updates in f32 and
+    quantizes again, fused into the update. Parameters with fewer than
+    `min_8bit_size` elements keep f32 moments, as in bitsandbytes.
+
+    ```mlir
+    #gacc.adamw8bit<lr = 1.000000e-03, weight_decay = 1.000000e-01>
+    ```
+  }];
+  let parameters = (ins
+    Gacc_F64Parameter<"learning rate">:$lr,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.9)">:$beta1,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.999)">:$beta2,
+    Gacc_F64Parameter<"", "::llvm::APFloat(1.0e-8)">:$eps,
+    Gacc_F64Parameter<"", "::llvm::APFloat(0.01)">:$weight_decay,
+    DefaultValuedParameter<"uint64_t", "2048">:$block_size,
+    DefaultValuedParameter<"uint64_t", "4096">:$min_8bit_size
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Gacc_AdafactorAttr : Gacc_Attr<"Adafactor", "adafactor"> {
   let summary = "Adafactor (Shazeer & Stern 2018), as transformers' Adafactor";
   let description = [{
@@ -434,7 +465,7 @@ def Gacc_ZeroAttr : Gacc_Attr<"Zero", "zero"> {
 
 def Gacc_OptimizerAttr
     : AnyAttrOf<[Gacc_SGDAttr, Gacc_AdamWAttr, Gacc_AdamAttr,
-                 Gacc_AdafactorAttr]>;
+                 Gacc_AdamW8bitAttr, Gacc_AdafactorAttr]>;
 def Gacc_ScheduleAttr
     : AnyAttrOf<[Gacc_ConstantScheduleAttr, Gacc_WarmupCosineScheduleAttr,
                  Gacc_WarmupPolynomialScheduleAttr]>;

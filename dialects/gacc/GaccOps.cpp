@@ -72,6 +72,36 @@ LogicalResult LoadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
+/// bitsandbytes' create_dynamic_map(signed, max_exponent_bits=7,
+/// total_bits=8): for decades i = 0..6, the midpoints of
+/// linspace(0.1, 1, 2^i + 1) (signed; 2^(i+1) + 1 unsigned) times
+/// 10^(i-6), negated too when signed; then 0 and 1; sorted. Computed in
+/// double and rounded to f32 (bitsandbytes rounds its f32 linspace).
+static SmallVector<float> buildDynamicMap(bool isSigned) {
+  SmallVector<float> values;
+  for (int decade = 0; decade < 7; ++decade) {
+    int count = isSigned ? 1 << decade : 2 << decade;
+    double scale = std::pow(10.0, decade - 6);
+    for (int j = 0; j < count; ++j) {
+      double mean = 0.1 + 0.9 * (j + 0.5) / count;
+      values.push_back(static_cast<float>(scale * mean));
+      if (isSigned)
+        values.push_back(static_cast<float>(-scale * mean));
+    }
+  }
+  values.push_back(0.0f);
+  values.push_back(1.0f);
+  llvm::sort(values);
+  assert(values.size() == 256 && "the dynamic map has 256 values");
+  return values;
+}
+
+ArrayRef<float> QuantizeDynamicOp::getDynamicMap(bool isSigned) {
+  static const SmallVector<float> signedMap = buildDynamicMap(true);
+  static const SmallVector<float> unsignedMap = buildDynamicMap(false);
+  return isSigned ? signedMap : unsignedMap;
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())
     return getInput();
@@ -477,7 +507,7 @@ Attribute TrainStepOp::getEffectiveSchedule() {
 
 double TrainStepOp::getBaseLearningRate() {
   return TypeSwitch<Attribute, double>(getOptimizer())
-      .Case<SGDAttr, AdamWAttr, AdamAttr, AdafactorAttr>(
+      .Case<SGDAttr, AdamWAttr, AdamAttr, AdamW8bitAttr, AdafactorAttr>(
           [](auto opt) { return opt.getLr().convertToDouble(); })
       .Default([](Attribute) { return 0.0; });
 }

@@ -187,6 +187,48 @@ def Gacc_CastOp : Gacc_Op<"cast", [Pure, SameOperandsAndResultShape,
   let hasFolder = 1;
 }
 
+def Gacc_QuantizeDynamicOp : Gacc_Op<"quantize_dynamic",
+    [Pure, SameOperandsAndResultShape]> {
+  let summary = "The nearest code of bitsandbytes' dynamic 8-bit map";
+  let description = [{
+    For each element (normalized to the map's range: [-1, 1] `signed`,
+    [0, 1] otherwise), the index (0 to 255, an `i8` bit pattern) of the
+    nearest of the 256 values of bitsandbytes' dynamic quantization map
+    (`create_dynamic_map`: per decade 10^-6 to 10^0 a linear fraction, with
+    0 and 1): what 8-bit optimizers store their moments as, block by block
+    with an absolute maximum (see `#gacc.adamw8bit`). Not differentiable.
+
+    ```mlir
+    %c = gacc.quantize_dynamic %x signed : tensor<2048xf32> -> tensor<2048xi8>
+    ```
+  }];
+  let arguments = (ins Gacc_FloatTensor:$input, UnitAttr:$is_signed);
+  let results = (outs StaticShapeTensorOf<[I8]>:$result);
+  let assemblyFormat =
+      "$input (`signed` $is_signed^)? attr-dict `:` type($input) `->` type($result)";
+  let extraClassDeclaration = [{
+    /// The 256 values of the dynamic map, ascending.
+    static ::llvm::ArrayRef<float> getDynamicMap(bool isSigned);
+  }];
+}
+
+def Gacc_DequantizeDynamicOp : Gacc_Op<"dequantize_dynamic",
+    [Pure, SameOperandsAndResultShape]> {
+  let summary = "The values of codes of bitsandbytes' dynamic 8-bit map";
+  let description = [{
+    The inverse of `gacc.quantize_dynamic`: each code's value in the
+    dynamic map (signed or not), in the result's float type.
+
+    ```mlir
+    %x = gacc.dequantize_dynamic %c signed : tensor<2048xi8> -> tensor<2048xf32>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[I8]>:$input, UnitAttr:$is_signed);
+  let results = (outs Gacc_FloatTensor:$result);
+  let assemblyFormat =
+      "$input (`signed` $is_signed^)? attr-dict `:` type($input) `->` type($result)";
+}
+
 class Gacc_BinaryOp<string mnemonic, string formula>
     : Gacc_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "Elementwise " # formula # " with broadcasting";
@@ -1040,8 +1082,9 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
       examples (dimension 0 of every `gacc.input`: the whole batch on one
       rank, see `gacc-zero`); `micro_batch_size` (default: the rank's
       batch) splits a rank's examples into accumulation steps;
-    * `optimizer`: `#gacc.sgd`, `#gacc.adamw`, `#gacc.adam` or `#gacc.adafactor`; `schedule`: `#gacc.constant_lr`
-      (default) or `#gacc.warmup_cosine`; `grad_clip_norm`: clip the global
+    * `optimizer`: `#gacc.sgd`, `#gacc.adamw`, `#gacc.adam`, `#gacc.adamw8bit` or
+      `#gacc.adafactor`; `schedule`: `#gacc.constant_lr` (default),
+      `#gacc.warmup_cosine` or `#gacc.warmup_polynomial`; `grad_clip_norm`: clip the global
       gradient norm to this value (default: no clipping);
     * `precision`: `f32` (default), `f16` or `bf16` compute (see
       `gacc-mixed-precision`); `loss_scale`: `#gacc.loss_scale<...>`, dynamic

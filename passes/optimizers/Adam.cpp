@@ -8,6 +8,8 @@ using namespace mlir::gacc;
 namespace {
 constexpr llvm::StringLiteral kAverage = "exp_avg";
 constexpr llvm::StringLiteral kSquareAverage = "exp_avg_sq";
+constexpr llvm::StringLiteral kAverageAbsmax = "exp_avg_absmax";
+constexpr llvm::StringLiteral kSquareAverageAbsmax = "exp_avg_sq_absmax";
 constexpr llvm::StringLiteral kWeightDecayFactor = "weight_decay_factor";
 constexpr llvm::StringLiteral kStepSize = "step_size";
 constexpr llvm::StringLiteral kBiasCorrection2Sqrt = "bias_correction2_sqrt";
@@ -68,6 +70,22 @@ Value adamStep(AttrT adam, UpdateContext &context, Value param,
       param);
 }
 
+/// torch.optim.AdamW's update: decoupled decay, then Adam's step.
+template <typename AttrT>
+Value adamwUpdate(AttrT adamw, UpdateContext &context, Value param,
+                  Value grad) {
+  TensorMath &m = context.math;
+  // A parameter group's own decay: 1 - lr·weight_decay from the scheduled
+  // rate (none at all for 0, as torch multiplies by exactly 1).
+  Value decayed = param;
+  if (!context.hasOwnWeightDecay(adamw.getWeightDecay()))
+    decayed = m.mul(param, context.scalar(kWeightDecayFactor));
+  else if (double decay = context.weightDecay(adamw.getWeightDecay()))
+    decayed = m.mul(param, m.sub(m.c(1.0), m.mul(context.scalar(kLearningRate),
+                                                 m.c(decay))));
+  return adamStep(adamw, context, param, decayed, grad);
+}
+
 /// torch.optim.AdamW (its single-tensor path). Per-step scalars, with
 /// t = step + 1: weight_decay_factor = 1 - lr·weight_decay, step_size =
 /// lr / (1 - β1^t) and bias_correction2_sqrt = sqrt(1 - β2^t).
@@ -90,17 +108,7 @@ class AdamW : public OptimizerOf<AdamWAttr> {
   }
   Value update(AdamWAttr adamw, UpdateContext &context, Value param,
                Value grad) const override {
-    TensorMath &m = context.math;
-    // A parameter group's own decay: 1 - lr·weight_decay from the scheduled
-    // rate (none at all for 0, as torch multiplies by exactly 1).
-    Value decayed = param;
-    if (!context.hasOwnWeightDecay(adamw.getWeightDecay()))
-      decayed = m.mul(param, context.scalar(kWeightDecayFactor));
-    else if (double decay = context.weightDecay(adamw.getWeightDecay()))
-      decayed = m.mul(param, m.sub(m.c(1.0), m.mul(context.scalar(
-                                                       kLearningRate),
-                                                   m.c(decay))));
-    return adamStep(adamw, context, param, decayed, grad);
+    return adamwUpdate(adamw, context, param, grad);
   }
 };
 
@@ -131,7 +139,148 @@ class Adam : public OptimizerOf<AdamAttr> {
     return adamStep(adam, context, param, param, grad);
   }
 };
+/// The blocks of bitsandbytes' 8-bit optimizer states for a parameter of
+/// `elements` elements: blocks of `size`, the last one partial.
+struct Blocks {
+  int64_t elements, size;
+  int64_t count() const { return llvm::divideCeil(elements, size); }
+};
+
+/// An UpdateContext whose moments are stored as bitsandbytes stores them:
+/// state `<name>` holds the i8 codes (the parameter's shape) and
+/// `<name>_absmax` each block's f32 maximum; the update reads and writes
+/// f32 values.
+class QuantizedMoments final : public UpdateContext {
+public:
+  QuantizedMoments(UpdateContext &stored, Blocks blocks)
+      : UpdateContext(stored), stored(stored), blocks(blocks) {}
+
+  Value readState(StringRef name) override {
+    auto codes = stored.readState(name);
+    Value absmax = stored.readState(absmaxName(name));
+    auto shape = cast<RankedTensorType>(codes.getType()).getShape();
+    Value values = DequantizeDynamicOp::create(
+        math.b, math.loc, RankedTensorType::get(shape, math.element), codes,
+        isSigned(name));
+    // Each element's block maximum: [blocks] → [blocks, size] → the
+    // parameter's elements.
+    Value scales = buildBroadcast(
+        math.b, math.loc,
+        buildReshape(math.b, math.loc, absmax, {blocks.count(), 1}),
+        {blocks.count(), blocks.size});
+    return math.mul(values, fromBlocks(scales, shape));
+  }
+
+  void writeState(StringRef name, Value value) override {
+    auto shape = cast<RankedTensorType>(value.getType()).getShape();
+    Value padded = toBlocks(value);
+    Value magnitude =
+        math.select(math.compare(ComparePredicate::lt, padded, math.c(0.0)),
+                    math.neg(padded), padded);
+    Value absmax = math.max(magnitude, {1}, false);
+    // An all-zero block keeps zeros (0 / the smallest normal float).
+    Value safe =
+        math.select(math.compare(ComparePredicate::gt, absmax, math.c(0.0)),
+                    absmax, math.c(std::numeric_limits<float>::min()));
+    Value normalized = math.div(
+        padded, buildReshape(math.b, math.loc, safe, {blocks.count(), 1}));
+    Value codes = QuantizeDynamicOp::create(
+        math.b, math.loc, RankedTensorType::get(shape, math.b.getI8Type()),
+        fromBlocks(normalized, shape), isSigned(name));
+    stored.writeState(name, codes);
+    stored.writeState(absmaxName(name), absmax);
+  }
+
+  Value scalar(StringRef name) override { return stored.scalar(name); }
+
+private:
+  /// Adam's first moment takes signed codes, its second unsigned ones.
+  static bool isSigned(StringRef name) { return name == kAverage; }
+  static std::string absmaxName(StringRef name) {
+    return (name + "_absmax").str();
+  }
+  /// `value` flattened, padded with zeros and cut into [blocks, size].
+  Value toBlocks(Value value) {
+    Value flat = buildReshape(math.b, math.loc, value, {blocks.elements});
+    int64_t padded = blocks.count() * blocks.size;
+    if (padded != blocks.elements)
+      flat = buildPad(math.b, math.loc, flat, {0}, {padded - blocks.elements});
+    return buildReshape(math.b, math.loc, flat, {blocks.count(), blocks.size});
+  }
+  /// The inverse of toBlocks: [blocks, size] to `shape`.
+  Value fromBlocks(Value value, ArrayRef<int64_t> shape) {
+    Value flat =
+        buildReshape(math.b, math.loc, value, {blocks.count() * blocks.size});
+    if (blocks.count() * blocks.size != blocks.elements)
+      flat = buildSlice(math.b, math.loc, flat, {0}, {blocks.elements});
+    return buildReshape(math.b, math.loc, flat, shape);
+  }
+
+  UpdateContext &stored;
+  Blocks blocks;
+};
+
+/// bitsandbytes' AdamW8bit (block-wise, no percentile clipping): AdamW
+/// whose moments are stored in 8 bits, those of parameters with fewer than
+/// min_8bit_size elements in f32.
+class AdamW8bit : public OptimizerOf<AdamW8bitAttr> {
+  static bool isQuantized(AdamW8bitAttr adamw, RankedTensorType weights) {
+    return weights.getNumElements() >=
+           static_cast<int64_t>(adamw.getMin_8bitSize());
+  }
+  SmallVector<Hyperparameter>
+  hyperparameters(AdamW8bitAttr adamw) const override {
+    SmallVector<Hyperparameter> all = adamHyperparameters(adamw);
+    all.push_back({"block_size", static_cast<double>(adamw.getBlockSize())});
+    all.push_back(
+        {"min_8bit_size", static_cast<double>(adamw.getMin_8bitSize())});
+    return all;
+  }
+  SmallVector<StateSlot> stateSlots(AdamW8bitAttr adamw,
+                                    RankedTensorType weights) const override {
+    if (!isQuantized(adamw, weights))
+      return adamState(weights);
+    auto codes = weights.clone(IntegerType::get(weights.getContext(), 8));
+    Blocks blocks{weights.getNumElements(),
+                  static_cast<int64_t>(adamw.getBlockSize())};
+    auto absmax = RankedTensorType::get({blocks.count()},
+                                        Float32Type::get(weights.getContext()));
+    return {{kAverage, codes},
+            {kAverageAbsmax, absmax},
+            {kSquareAverage, codes},
+            {kSquareAverageAbsmax, absmax}};
+  }
+  SmallVector<StringRef> stepScalars(AdamW8bitAttr) const override {
+    return {kLearningRate, kWeightDecayFactor, kStepSize, kBiasCorrection2Sqrt};
+  }
+  AdamW8bitAttr
+  rebuilt(MLIRContext *context, AdamW8bitAttr like, double lr,
+          double weightDecay,
+          function_ref<InFlightDiagnostic()> emitError) const override {
+    return AdamW8bitAttr::getChecked(
+        emitError, context, APFloat(lr), like ? like.getBeta1() : APFloat(0.9),
+        like ? like.getBeta2() : APFloat(0.999),
+        like ? like.getEps() : APFloat(1e-8), APFloat(weightDecay),
+        like ? like.getBlockSize() : 2048,
+        like ? like.getMin_8bitSize() : 4096);
+  }
+  Value update(AdamW8bitAttr adamw, UpdateContext &context, Value param,
+               Value grad) const override {
+    auto type = cast<RankedTensorType>(param.getType());
+    if (!isQuantized(adamw, type))
+      return adamwUpdate(adamw, context, param, grad);
+    QuantizedMoments moments(
+        context,
+        {type.getNumElements(), static_cast<int64_t>(adamw.getBlockSize())});
+    return adamwUpdate(adamw, moments, param, grad);
+  }
+};
 } // namespace
+
+const Optimizer &mlir::gacc::getAdamW8bitOptimizer() {
+  static const AdamW8bit adamw;
+  return adamw;
+}
 
 const Optimizer &mlir::gacc::getAdamWOptimizer() {
   static const AdamW adamw;

@@ -4,8 +4,10 @@ A linear regression (a [2, 6, 5] weight read as [12, 5], a [12] bias, MSE)
 whose gradients are known in closed form trains 20 steps in gacc (f32);
 NumPy repeats them in f64 from the same weights and batches with the
 algorithm as its authors' reference code states it (transformers'
-Adafactor). Every parameter and optimizer-state tensor must agree within
-1e-6 relative: ||gacc - numpy|| <= 1e-6 * ||numpy||.
+Adafactor, bitsandbytes' block-wise AdamW8bit). Every parameter and f32
+optimizer-state tensor must agree within 1e-6 relative: ||gacc - numpy||
+<= 1e-6 * ||numpy||; 8-bit moments must have the reference's codes and
+dequantize within their block's quantization error.
 
 usage: optimizers.py WORK_DIR
 """
@@ -107,6 +109,79 @@ def adafactor(options):
     return step
 
 
+def dynamic_map(signed):
+    """bitsandbytes' create_dynamic_map, as gacc computes it."""
+    values = [0.0, 1.0]
+    for decade in range(7):
+        count = 2 ** decade if signed else 2 ** (decade + 1)
+        for j in range(count):
+            value = 10.0 ** (decade - 6) * (0.1 + 0.9 * (j + 0.5) / count)
+            values += [value, -value] if signed else [value]
+    return np.sort(np.array(values, np.float32)).astype(np.float64)
+
+
+def quantize(x, block, signed):
+    """Block-wise: each block's absolute maximum, and the nearest code of
+    every element over it."""
+    code = dynamic_map(signed)
+    flat = x.reshape(-1)
+    pad = (-flat.size) % block
+    blocks = np.concatenate([flat, np.zeros(pad)]).reshape(-1, block)
+    absmax = np.abs(blocks).max(axis=1)
+    normalized = blocks / np.where(absmax > 0, absmax, 1e-38)[:, None]
+    index = np.abs(normalized[..., None] - code).argmin(axis=-1)
+    return index.reshape(-1)[:flat.size].reshape(x.shape), absmax
+
+
+def dequantize(index, absmax, block, signed):
+    scale = np.repeat(absmax, block)[:index.size].reshape(index.shape)
+    return dynamic_map(signed)[index] * scale
+
+
+def adamw8bit(options):
+    """bitsandbytes' AdamW8bit (block-wise): torch's AdamW update on the
+    dequantized moments, which are quantized again after it; tensors with
+    fewer than min_8bit_size elements keep f32 moments."""
+    lr, wd = options["lr"], options.get("weight_decay", 0.01)
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    block, smallest = options["block_size"], options["min_8bit_size"]
+
+    def step(p, g, state, t):
+        quantized = g.size >= smallest
+        if not state:
+            if quantized:
+                state["exp_avg"] = np.zeros(g.shape, np.int64)
+                state["exp_avg_sq"] = np.zeros(g.shape, np.int64)
+                blocks = -(-g.size // block)
+                state["exp_avg_absmax"] = np.zeros(blocks)
+                state["exp_avg_sq_absmax"] = np.zeros(blocks)
+            else:
+                state["exp_avg"] = np.zeros_like(g)
+                state["exp_avg_sq"] = np.zeros_like(g)
+        if quantized:
+            m = dequantize(state["exp_avg"], state["exp_avg_absmax"], block,
+                           True)
+            v = dequantize(state["exp_avg_sq"], state["exp_avg_sq_absmax"],
+                           block, False)
+        else:
+            m, v = state["exp_avg"], state["exp_avg_sq"]
+        p = p * (1 - lr * wd)
+        m = m + (g - m) * (1 - beta1)
+        v = v * beta2 + (1 - beta2) * g * g
+        denom = np.sqrt(v) / math.sqrt(1 - beta2 ** t) + eps
+        p = p - m / denom * (lr / (1 - beta1 ** t))
+        if quantized:
+            state["exp_avg"], state["exp_avg_absmax"] = quantize(m, block,
+                                                                 True)
+            state["exp_avg_sq"], state["exp_avg_sq_absmax"] = quantize(
+                v, block, False)
+            state["unquantized"] = (m, v)
+        else:
+            state["exp_avg"], state["exp_avg_sq"] = m, v
+        return p
+    return step
+
+
 def attribute(kind, options):
     def text(v):
         return ("true" if v else "false") if isinstance(v, bool) else repr(v)
@@ -120,8 +195,12 @@ CASES = [
     ("adafactor", {"warmup_init": True, "clip_threshold": 0.5}),
     ("adafactor", {"lr": 0.05, "relative_step": False,
                    "scale_parameter": False}),
+    # The weight (60 elements) in 8 bits, in blocks of 16 (the last
+    # partial); the bias (12) below min_8bit_size, in f32.
+    ("adamw8bit", {"lr": 0.01, "weight_decay": 0.1, "block_size": 16,
+                   "min_8bit_size": 32}),
 ]
-REFERENCES = {"adafactor": adafactor}
+REFERENCES = {"adafactor": adafactor, "adamw8bit": adamw8bit}
 
 
 def compare(tag, ours, reference):
@@ -159,6 +238,9 @@ def check(kind, options, work):
     trainer.save_checkpoint(path)
     saved = tensorfiles.load(path)
     for name, state in states.items():
+        if "unquantized" in state:
+            ok &= check_quantized(tag, name, saved, state, options)
+            continue
         for slot, value in state.items():
             key = f"{slot}.{name}"
             if key not in saved:
@@ -166,6 +248,37 @@ def check(kind, options, work):
                 ok = False
                 continue
             ok &= compare(f"{tag}: {key}", saved[key], value)
+    return ok
+
+
+def check_quantized(tag, name, saved, state, options):
+    """8-bit moments: the codes are the reference's (but for elements within
+    rounding of a tie between two codes), and each dequantized moment lies
+    within its block's quantization error of the reference's unquantized
+    moment: half the gap to the neighbouring code, times the block's
+    maximum."""
+    block = options["block_size"]
+    ok = True
+    for slot, signed, exact in (("exp_avg", True, state["unquantized"][0]),
+                                ("exp_avg_sq", False,
+                                 state["unquantized"][1])):
+        codes = saved[f"{slot}.{name}"].astype(np.uint8).astype(np.int64)
+        absmax = saved[f"{slot}_absmax.{name}"].astype(np.float64)
+        same = np.mean(codes == state[slot])
+        ok &= compare(f"{tag}: {slot}_absmax.{name}", absmax,
+                      state[f"{slot}_absmax"])
+        code = dynamic_map(signed)
+        gap = np.maximum(np.diff(code, prepend=code[0])[codes],
+                         np.diff(code, append=code[-1])[codes])
+        bound = np.repeat(absmax, block)[:codes.size].reshape(codes.shape) \
+            * gap / 2 * (1 + 1e-4)
+        error = np.abs(dequantize(codes, absmax, block, signed) - exact)
+        within = bool(np.all(error <= bound)) and same >= 0.98
+        print(f"{'ok' if within else 'MISMATCH'} {tag}: {slot}.{name} in 8 "
+              f"bits: {100 * same:.1f}% of the codes equal the reference's, "
+              f"error at most {np.max(error / bound):.2f} of the block's "
+              "quantization error")
+        ok &= within
     return ok
 
 

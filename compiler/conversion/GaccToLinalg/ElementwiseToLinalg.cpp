@@ -98,6 +98,75 @@ struct LowerCompare : OpRewritePattern<CompareOp> {
     return success();
   }
 };
+/// The dynamic map of `isSigned`, as a constant tensor the bodies index.
+Value buildDynamicMap(OpBuilder &b, Location loc, bool isSigned) {
+  ArrayRef<float> map = QuantizeDynamicOp::getDynamicMap(isSigned);
+  auto type =
+      RankedTensorType::get({static_cast<int64_t>(map.size())}, b.getF32Type());
+  return arith::ConstantOp::create(b, loc, type,
+                                   DenseElementsAttr::get(type, map));
+}
+
+/// The index of the nearest map value: a binary search for the last value
+/// at most x (8 halvings of the 256), then that or the next, whichever is
+/// nearer, as bitsandbytes' dQuantize rounds.
+struct LowerQuantizeDynamic : OpRewritePattern<QuantizeDynamicOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(QuantizeDynamicOp op,
+                                PatternRewriter &rewriter) const override {
+    Value map = buildDynamicMap(rewriter, op.getLoc(), op.getIsSigned());
+    auto body = [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+      Value x = convertFloat(b, loc, args[0], b.getF32Type());
+      auto index = [&](int64_t i) {
+        return arith::ConstantIndexOp::create(b, loc, i).getResult();
+      };
+      auto at = [&](Value i) {
+        return tensor::ExtractOp::create(b, loc, map, i).getResult();
+      };
+      Value low = index(0);
+      for (int64_t half = 128; half >= 1; half /= 2) {
+        Value candidate = arith::AddIOp::create(b, loc, low, index(half));
+        Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE,
+                                            at(candidate), x);
+        low = arith::SelectOp::create(b, loc, below, candidate, low);
+      }
+      Value high = arith::MinUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, low, index(1)), index(255));
+      Value toLow = math::AbsFOp::create(
+          b, loc, arith::SubFOp::create(b, loc, x, at(low)));
+      Value toHigh = math::AbsFOp::create(
+          b, loc, arith::SubFOp::create(b, loc, at(high), x));
+      Value nearer = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                           toHigh, toLow);
+      Value code = arith::SelectOp::create(b, loc, nearer, high, low);
+      return arith::TruncIOp::create(
+          b, loc, b.getI8Type(),
+          arith::IndexCastUIOp::create(b, loc, b.getI32Type(), code));
+    };
+    rewriter.replaceOp(op, buildElementwise(rewriter, op.getLoc(), op.getType(),
+                                            op.getInput(), body));
+    return success();
+  }
+};
+
+struct LowerDequantizeDynamic : OpRewritePattern<DequantizeDynamicOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DequantizeDynamicOp op,
+                                PatternRewriter &rewriter) const override {
+    Value map = buildDynamicMap(rewriter, op.getLoc(), op.getIsSigned());
+    Type element = op.getType().getElementType();
+    auto body = [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+      Value code = arith::IndexCastUIOp::create(
+          b, loc, b.getIndexType(),
+          arith::ExtUIOp::create(b, loc, b.getI32Type(), args[0]));
+      return convertFloat(b, loc, tensor::ExtractOp::create(b, loc, map, code),
+                          element);
+    };
+    rewriter.replaceOp(op, buildElementwise(rewriter, op.getLoc(), op.getType(),
+                                            op.getInput(), body));
+    return success();
+  }
+};
 } // namespace
 
 void gacc::populateElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
@@ -115,6 +184,6 @@ void gacc::populateElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
                ElementwisePattern<ErfOp, Apply<math::ErfOp>>,
                ElementwisePattern<ReluOp, Relu>,
                ElementwisePattern<BroadcastOp, Copy>,
-               ElementwisePattern<SelectOp, Select>, LowerCast, LowerCompare>(
-      context);
+               ElementwisePattern<SelectOp, Select>, LowerCast, LowerCompare,
+               LowerQuantizeDynamic, LowerDequantizeDynamic>(context);
 }

@@ -36,6 +36,25 @@ checkpointedState(const ModelInfo &model) {
   return slots;
 }
 
+/// What a checkpoint says of its model, for `gacc export` (Checkpoint.h):
+/// the parameters' names and the LoRA adapters.
+static std::map<std::string, std::string>
+modelMetadata(const ModelInfo &model) {
+  nlohmann::json names = nlohmann::json::array(), adapters;
+  for (const Parameter &param : model.params) {
+    names.push_back(param.slot.name);
+    if (param.lora)
+      adapters[param.slot.name] = {{"a", param.lora->a},
+                                   {"b", param.lora->b},
+                                   {"scale", param.lora->scale},
+                                   {"transposed", param.lora->transposed}};
+  }
+  std::map<std::string, std::string> metadata{{"parameters", names.dump()}};
+  if (!adapters.is_null())
+    metadata["lora"] = adapters.dump();
+  return metadata;
+}
+
 /// A step counter as checkpoints keep it: an i64 scalar.
 static Tensor counterTensor(uint64_t value) {
   Tensor counter(DType::I64, {});
@@ -83,20 +102,9 @@ TensorFile Trainer::checkpoint() const {
     file.tensors.emplace(slot->name, readWhole(*slot));
   file.tensors.emplace("step", counterTensor(step_));
   file.tensors.emplace("optimizer_step", counterTensor(optimizerStep_));
+  file.metadata = modelMetadata(model_);
   file.metadata["format"] = kCheckpointFormat;
   file.metadata["version"] = "1";
-  nlohmann::json names = nlohmann::json::array(), adapters;
-  for (const Parameter &param : model_.params) {
-    names.push_back(param.slot.name);
-    if (param.lora)
-      adapters[param.slot.name] = {{"a", param.lora->a},
-                                   {"b", param.lora->b},
-                                   {"scale", param.lora->scale},
-                                   {"transposed", param.lora->transposed}};
-  }
-  file.metadata["parameters"] = names.dump();
-  if (!adapters.is_null())
-    file.metadata["lora"] = adapters.dump();
   return file;
 }
 
@@ -291,10 +299,11 @@ Status Trainer::saveShardedCheckpoint(const std::string &dir) const {
   }
   file.tensors.emplace("step", counterTensor(step_));
   file.tensors.emplace("optimizer_step", counterTensor(optimizerStep_));
-  file.metadata = {{"format", kShardedFormat},
-                   {"rank", std::to_string(rank())},
-                   {"ranks", std::to_string(ranks)},
-                   {"zero_stage", std::to_string(model_.zeroStage)}};
+  file.metadata = modelMetadata(model_);
+  file.metadata["format"] = kShardedFormat;
+  file.metadata["rank"] = std::to_string(rank());
+  file.metadata["ranks"] = std::to_string(ranks);
+  file.metadata["zero_stage"] = std::to_string(model_.zeroStage);
   ::mkdir(dir.c_str(), 0777); // an existing one is fine; writing says more
   Status written =
       writeSafetensors(dir + "/" + shardFileName(rank(), ranks), file);
@@ -440,6 +449,9 @@ Status consolidateCheckpoint(const std::string &dir, TensorFile &out) {
       return Status::error(dir + ": rank 0's file lacks '" + counter + "'");
     out.tensors.emplace(counter, it->second);
   }
+  for (const char *key : {"parameters", "lora"})
+    if (auto it = shards[0].metadata.find(key); it != shards[0].metadata.end())
+      out.metadata[key] = it->second;
   out.metadata["format"] = kCheckpointFormat;
   out.metadata["version"] = "1";
   return Status();

@@ -95,6 +95,7 @@ constexpr OptimizerFormula kFormulas[] = {
     {"sgd", sgdScalars},
     {"adamw", adamwScalars},
     {"adam", adamScalars},
+    {"adamw8bit", adamwScalars},
     {"adafactor", adafactorScalars},
 };
 } // namespace

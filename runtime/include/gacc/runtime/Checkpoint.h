@@ -12,7 +12,8 @@
 // - sharded checkpoints (--save-sharded, ZeRO): a directory with one
 //   rank-<r>-of-<N>.safetensors per rank (the slots that rank holds, shards
 //   as they are, and the counters; metadata format=gacc-sharded-checkpoint,
-//   rank, ranks, zero_stage) and an index.json that rank 0 writes last (its
+//   rank, ranks, zero_stage, and the parameters and lora of a whole one)
+//   and an index.json that rank 0 writes last (its
 //   ranks, stage, step, files, and each tensor's dtype, whole shape and
 //   whether it is sharded).
 //
