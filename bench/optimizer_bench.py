@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""The memory levers of the optimizer: Adafactor and LoRA against AdamW.
+"""The memory levers of the optimizer: 8-bit AdamW, Adafactor and LoRA
+against AdamW.
 
 For GPT-2-small shapes (vocab 50257, context 256, width 768, 12 heads,
 batch 4; `--layers` to shrink it): full fine-tuning with AdamW, the same
-with Adafactor (`--optimizer adafactor`), and LoRA r=8, alpha=16 on the
+with 8-bit AdamW (`--optimizer adamw8bit`) and with Adafactor
+(`--optimizer adafactor`), and LoRA r=8, alpha=16 on the
 attention projections (`--lora`). For each, from `gacc plan --json`: the
 trainable parameters, gradient and optimizer-state bytes and the planned
 peak; from `gacc run` (synthetic data): the measured peak and the median
@@ -24,6 +26,7 @@ import tempfile
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 CONFIGS = [
     ("AdamW", []),
+    ("AdamW 8bit", ["--optimizer=adamw8bit"]),
     ("Adafactor", ["--optimizer=adafactor"]),
     ("LoRA r=8", [r"--lora=rank=8,alpha=16,targets=.*attn\.c_(attn|proj)\.weight"]),
 ]

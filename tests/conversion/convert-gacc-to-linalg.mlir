@@ -59,6 +59,34 @@ func.func @bf16(%x: tensor<8x4xbf16>, %w: tensor<8x2xbf16>) -> tensor<4x2xbf16> 
 
 // -----
 
+// The dynamic map's codes: the bucket of the key that orders floats as
+// integers gives the last map value at most x after two comparisons, then
+// the nearer of it and the next, all without branches.
+// CHECK-LABEL: func.func @quantize_dynamic
+func.func @quantize_dynamic(%x: tensor<16xf32>) -> tensor<16xf32> {
+  // The signed map starts at -0.99297 (0xBF7E3333).
+  // CHECK-DAG: %[[MAP:.*]] = arith.constant dense<"0x33337EBF{{.*}}"> : tensor<256xf32>
+  // CHECK-DAG: %[[STARTS:.*]] = arith.constant dense<"0x{{.*}}"> : tensor<32768xi8>
+  // CHECK: linalg.generic
+  // CHECK: arith.bitcast %{{.*}} : f32 to i32
+  // CHECK: arith.shrui
+  // CHECK: tensor.extract %[[STARTS]]
+  // CHECK-COUNT-2: arith.cmpf ole
+  // CHECK: arith.cmpf olt
+  // CHECK: arith.trunci %{{.*}} : i32 to i8
+  // CHECK-NOT: scf.if
+  %c = gacc.quantize_dynamic %x signed : tensor<16xf32> -> tensor<16xi8>
+  // The unsigned map runs from 0 to 1 (0x3F800000).
+  // CHECK: %[[UMAP:.*]] = arith.constant dense<"0x00000000{{.*}}0000803F"> : tensor<256xf32>
+  // CHECK: linalg.generic
+  // CHECK: arith.extui %{{.*}} : i8 to i32
+  // CHECK: tensor.extract %[[UMAP]]
+  %y = gacc.dequantize_dynamic %c : tensor<16xi8> -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @reduce_max
 func.func @reduce_max(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
   // CHECK: arith.constant 0xFF800000 : f32

@@ -40,6 +40,10 @@ gacc.train_step @s1 model @m batch_size 4 optimizer #gacc.sgd<lr = 0.01, momentu
 gacc.train_step @a0 model @m batch_size 4 optimizer #gacc.adamw<lr = 3.0e-4> schedule #gacc.constant_lr precision f16 remat #gacc.remat<none>
 // CHECK: optimizer #gacc.adam<lr = 0.001, weight_decay = 0.0001>
 gacc.train_step @adam model @m batch_size 4 optimizer #gacc.adam<lr = 1.0e-3, weight_decay = 1.0e-4>
+// CHECK: optimizer #gacc.adamw8bit<lr = 0.001>{{$}}
+gacc.train_step @adamw8bit model @m batch_size 4 optimizer #gacc.adamw8bit<lr = 1.0e-3>
+// CHECK: optimizer #gacc.adamw8bit<lr = 0.001, weight_decay = 0.0, block_size = 256, min_8bit_size = 0>{{$}}
+gacc.train_step @adamw8bit_small model @m batch_size 4 optimizer #gacc.adamw8bit<lr = 1.0e-3, weight_decay = 0.0, block_size = 256, min_8bit_size = 0>
 // CHECK: optimizer #gacc.adafactor<>{{$}}
 gacc.train_step @adafactor model @m batch_size 4 optimizer #gacc.adafactor<>
 // CHECK: optimizer #gacc.adafactor<lr = 0.001, beta1 = 0.9, weight_decay = 0.01, scale_parameter = false, relative_step = false>{{$}}

@@ -15,6 +15,18 @@ gacc.input @ids : tensor<2x3xi32> tokens
 // CHECK: gacc.input @m : tensor<2x3xi1> mask
 gacc.input @m : tensor<2x3xi1> mask
 
+// CHECK-LABEL: func.func @quantization
+func.func @quantization(%x: tensor<2x16xf32>) -> tensor<2x16xf32> {
+  // CHECK: gacc.quantize_dynamic %{{.*}} signed : tensor<2x16xf32> -> tensor<2x16xi8>
+  %c = gacc.quantize_dynamic %x signed : tensor<2x16xf32> -> tensor<2x16xi8>
+  // CHECK: gacc.dequantize_dynamic %{{.*}} signed : tensor<2x16xi8> -> tensor<2x16xf32>
+  %y = gacc.dequantize_dynamic %c signed : tensor<2x16xi8> -> tensor<2x16xf32>
+  // CHECK: gacc.quantize_dynamic %{{.*}} : tensor<2x16xf32> -> tensor<2x16xi8>
+  %u = gacc.quantize_dynamic %y : tensor<2x16xf32> -> tensor<2x16xi8>
+  %z = gacc.dequantize_dynamic %u : tensor<2x16xi8> -> tensor<2x16xf32>
+  return %z : tensor<2x16xf32>
+}
+
 // CHECK-LABEL: func.func @declarations
 func.func @declarations() -> (tensor<8x4xf32>, tensor<2x4xf32>) {
   // CHECK: gacc.load @w : tensor<8x4xf32>

@@ -53,6 +53,14 @@ gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adamw<lr = 0.001,
 gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adam<lr = 0.001, beta1 = 1.5>}
 
 // -----
+// expected-error @+1 {{block_size must be positive}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adamw8bit<lr = 0.001, block_size = 0>}
+
+// -----
+// expected-error @+1 {{betas must be in [0, 1), got (0.9, 1.0)}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adamw8bit<lr = 0.001, beta2 = 1.0>}
+
+// -----
 // expected-error @+1 {{lr (0.001) and relative_step cannot be combined: the relative step is the learning rate}}
 gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adafactor<lr = 0.001>}
 

@@ -107,44 +107,110 @@ Value buildDynamicMap(OpBuilder &b, Location loc, bool isSigned) {
                                    DenseElementsAttr::get(type, map));
 }
 
-/// The index of the nearest map value: a binary search for the last value
-/// at most x (8 halvings of the 256), then that or the next, whichever is
-/// nearer, as bitsandbytes' dQuantize rounds.
+/// Elements are bucketed by the top bits of a key that orders floats as
+/// unsigned integers; each bucket holds at most two map values, so that a
+/// table of each bucket's first code and two comparisons find the last map
+/// value at most x without branches (a binary search's are unpredictable,
+/// and they keep the loop from vectorizing).
+constexpr int kBucketShift = 17;
+constexpr int kMaxCodesPerBucket = 2;
+
+/// The order-preserving key of an f32 bit pattern: positive floats above
+/// negative ones, each in order.
+uint32_t orderKey(uint32_t bits) {
+  return bits ^ ((bits >> 31) ? 0xffffffffu : 0x80000000u);
+}
+
+/// For each bucket of keys, the index of the last map value at most the
+/// bucket's smallest float (0 if none is).
+SmallVector<int8_t> buildBucketStarts(bool isSigned) {
+  ArrayRef<float> map = QuantizeDynamicOp::getDynamicMap(isSigned);
+  SmallVector<int8_t> starts(size_t(1) << (32 - kBucketShift));
+  SmallVector<int> codesPerBucket(starts.size());
+  for (float value : map)
+    ++codesPerBucket[orderKey(llvm::bit_cast<uint32_t>(value)) >> kBucketShift];
+  assert(*llvm::max_element(codesPerBucket) <= kMaxCodesPerBucket &&
+         "a bucket holds more map values than the search compares");
+  (void)codesPerBucket;
+  size_t code = 0;
+  for (size_t bucket = 0; bucket < starts.size(); ++bucket) {
+    uint32_t key = static_cast<uint32_t>(bucket) << kBucketShift;
+    uint32_t bits = (key >> 31) ? key & 0x7fffffffu : ~key;
+    float smallest = llvm::bit_cast<float>(bits);
+    while (code + 1 < map.size() && map[code + 1] <= smallest)
+      ++code;
+    starts[bucket] = static_cast<int8_t>(code);
+  }
+  return starts;
+}
+
+/// The index of the nearest map value, as bitsandbytes' dQuantize rounds:
+/// the last value at most x (its bucket's start, then up to two more),
+/// then that or the next, whichever is nearer. Branch-free arithmetic.
 struct LowerQuantizeDynamic : OpRewritePattern<QuantizeDynamicOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(QuantizeDynamicOp op,
                                 PatternRewriter &rewriter) const override {
-    Value map = buildDynamicMap(rewriter, op.getLoc(), op.getIsSigned());
+    Location loc = op.getLoc();
+    bool isSigned = op.getIsSigned();
+    Value map = buildDynamicMap(rewriter, loc, isSigned);
+    SmallVector<int8_t> starts = buildBucketStarts(isSigned);
+    auto startsType = RankedTensorType::get(
+        {static_cast<int64_t>(starts.size())}, rewriter.getI8Type());
+    Value bucketStarts = arith::ConstantOp::create(
+        rewriter, loc, startsType,
+        DenseElementsAttr::get(startsType, ArrayRef(starts)));
     auto body = [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+      Type i32 = b.getI32Type();
       Value x = convertFloat(b, loc, args[0], b.getF32Type());
-      auto index = [&](int64_t i) {
-        return arith::ConstantIndexOp::create(b, loc, i).getResult();
+      auto constant = [&](int64_t v) {
+        return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
       };
-      auto at = [&](Value i) {
-        return tensor::ExtractOp::create(b, loc, map, i).getResult();
+      auto at = [&](Value index) {
+        Value position =
+            arith::IndexCastUIOp::create(b, loc, b.getIndexType(), index);
+        return tensor::ExtractOp::create(b, loc, map, position).getResult();
       };
-      Value low = index(0);
-      for (int64_t half = 128; half >= 1; half /= 2) {
-        Value candidate = arith::AddIOp::create(b, loc, low, index(half));
-        Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE,
-                                            at(candidate), x);
-        low = arith::SelectOp::create(b, loc, below, candidate, low);
+      auto clamp = [&](Value index) {
+        return arith::MinUIOp::create(b, loc, index, constant(255)).getResult();
+      };
+      auto count = [&](Value condition) {
+        return arith::ExtUIOp::create(b, loc, i32, condition).getResult();
+      };
+      Value bits = arith::BitcastOp::create(b, loc, i32, x);
+      Value mask = arith::OrIOp::create(
+          b, loc, arith::ShRSIOp::create(b, loc, bits, constant(31)),
+          constant(static_cast<int32_t>(0x80000000u)));
+      Value bucket = arith::ShRUIOp::create(
+          b, loc, arith::XOrIOp::create(b, loc, bits, mask),
+          constant(kBucketShift));
+      Value position =
+          arith::IndexCastUIOp::create(b, loc, b.getIndexType(), bucket);
+      Value low = arith::ExtUIOp::create(
+          b, loc, i32,
+          tensor::ExtractOp::create(b, loc, bucketStarts, position));
+      Value last = low;
+      for (int step = 1; step <= kMaxCodesPerBucket; ++step) {
+        Value next = clamp(arith::AddIOp::create(b, loc, low, constant(step)));
+        last = arith::AddIOp::create(
+            b, loc, last,
+            count(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE,
+                                        at(next), x)));
       }
-      Value high = arith::MinUIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, low, index(1)), index(255));
+      last = clamp(last);
+      Value high = clamp(arith::AddIOp::create(b, loc, last, constant(1)));
       Value toLow = math::AbsFOp::create(
-          b, loc, arith::SubFOp::create(b, loc, x, at(low)));
+          b, loc, arith::SubFOp::create(b, loc, x, at(last)));
       Value toHigh = math::AbsFOp::create(
           b, loc, arith::SubFOp::create(b, loc, at(high), x));
-      Value nearer = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
-                                           toHigh, toLow);
-      Value code = arith::SelectOp::create(b, loc, nearer, high, low);
-      return arith::TruncIOp::create(
-          b, loc, b.getI8Type(),
-          arith::IndexCastUIOp::create(b, loc, b.getI32Type(), code));
+      Value code = clamp(arith::AddIOp::create(
+          b, loc, last,
+          count(arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, toHigh,
+                                      toLow))));
+      return arith::TruncIOp::create(b, loc, b.getI8Type(), code);
     };
-    rewriter.replaceOp(op, buildElementwise(rewriter, op.getLoc(), op.getType(),
-                                            op.getInput(), body));
+    rewriter.replaceOp(
+        op, buildElementwise(rewriter, loc, op.getType(), op.getInput(), body));
     return success();
   }
 };
