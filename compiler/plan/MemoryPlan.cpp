@@ -172,11 +172,50 @@ static FailureOr<MemoryPlan> planDifferentiated(TrainStepOp step,
   return plan;
 }
 
+/// MemoryPlan::optimizerStateByChoice: the state layout of `step` with each
+/// registered optimizer in turn (the step is left as it was).
+static SmallVector<std::pair<std::string, int64_t>>
+optimizerStateByChoice(TrainStepOp step) {
+  SmallVector<std::pair<std::string, int64_t>> choices;
+  Attribute current = step.getOptimizer();
+  const Optimizer *optimizer = lookupOptimizer(current);
+  if (!optimizer)
+    return choices;
+  double lr = 0.0, weightDecay = 0.0;
+  for (Hyperparameter hyper : optimizer->getHyperparameters(current)) {
+    if (hyper.name == kLearningRate)
+      lr = hyper.value;
+    else if (hyper.name == "weight_decay")
+      weightDecay = hyper.value;
+  }
+  // Choices that cannot run here say so with diagnostics, not wanted.
+  ScopedDiagnosticHandler quiet(step.getContext(),
+                                [](Diagnostic &) { return success(); });
+  for (const Optimizer *candidate : registeredOptimizers()) {
+    StringRef name = candidate->getName();
+    Attribute choice =
+        candidate->rebuild(step.getContext(), current, lr, weightDecay,
+                           [&] { return step.emitError(); });
+    if (!choice)
+      continue;
+    step.setOptimizerAttr(choice);
+    if (FailureOr<StepLayout> layout = computeStepLayout(step);
+        succeeded(layout))
+      choices.emplace_back(name.str(),
+                           computeStateMemory(step, *layout).optimizerBytes);
+  }
+  step.setOptimizerAttr(current);
+  return choices;
+}
+
 FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
   FailureOr<OwningOpRef<ModuleOp>> differentiated = differentiate(step);
   if (failed(differentiated))
     return failure();
-  return planDifferentiated(step, **differentiated);
+  FailureOr<MemoryPlan> plan = planDifferentiated(step, **differentiated);
+  if (succeeded(plan))
+    plan->optimizerStateByChoice = optimizerStateByChoice(step);
+  return plan;
 }
 
 FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
@@ -402,6 +441,15 @@ void mlir::gacc::printMemoryPlan(raw_ostream &os, TrainStepOp step,
   row("parameters", plan.state.parameterBytes);
   row("gradients", plan.state.gradientBytes);
   row("optimizer state", plan.state.optimizerBytes);
+  if (!plan.optimizerStateByChoice.empty()) {
+    std::string choices;
+    llvm::raw_string_ostream list(choices);
+    list << "with --optimizer:";
+    for (const auto &[name, bytes] : plan.optimizerStateByChoice)
+      list << " " << name << " " << formatBytes(bytes) << ",";
+    choices.pop_back();
+    os << "    " << choices << "\n";
+  }
   row("batch", plan.batchBytes,
       plan.ranks == 1 ? "inputs of the global batch" : "inputs of this rank");
   row("step io", plan.ioBytes, "loss, norms, outputs");
@@ -479,6 +527,10 @@ void mlir::gacc::printMemoryPlanJson(raw_ostream &os, TrainStepOp step,
       {"ranks", plan.ranks},
       {"zero_stage", plan.zeroStage},
       {"communicated_elements", plan.communicatedElements}};
+  llvm::json::Object choices;
+  for (const auto &[name, bytes] : plan.optimizerStateByChoice)
+    choices[name] = bytes;
+  object["optimizer_state_by_optimizer"] = std::move(choices);
   if (measured) {
     object["measured_peak"] = measured->peakBytes;
     object["measured_heap"] = measured->heapBytes;

@@ -39,6 +39,11 @@ struct MemoryPlan {
   /// step, counted as the communicator counts them (Communicator.h).
   int64_t ranks = 1, zeroStage = 0;
   int64_t communicatedElements = 0;
+  /// The optimizer state each registered optimizer would keep instead
+  /// (`--optimizer NAME`, with the step's learning rate and weight decay),
+  /// by name; those that cannot run here (Adafactor under ZeRO) are left
+  /// out.
+  SmallVector<std::pair<std::string, int64_t>> optimizerStateByChoice;
 
   int64_t peakBytes() const {
     return stateArenaBytes + batchBytes + ioBytes + workspaceBytes +

@@ -5,7 +5,7 @@
 using namespace mlir;
 using namespace mlir::gacc;
 
-static ArrayRef<const Optimizer *> registeredOptimizers() {
+ArrayRef<const Optimizer *> gacc::registeredOptimizers() {
   static const Optimizer *const optimizers[] = {
 #define GACC_OPTIMIZER(Name) &get##Name##Optimizer(),
 #include "passes/optimizers/Optimizers.def"

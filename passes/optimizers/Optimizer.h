@@ -176,6 +176,8 @@ const Optimizer *lookupOptimizer(Attribute optimizer);
 /// The registered optimizer named `name` (its attribute's mnemonic), or
 /// null.
 const Optimizer *lookupOptimizer(StringRef name);
+/// Every registered optimizer, in Optimizers.def's order.
+ArrayRef<const Optimizer *> registeredOptimizers();
 /// The names of the registered optimizers, for diagnostics and help.
 std::string registeredOptimizerNames();
 
