@@ -96,8 +96,9 @@ public:
                      "rank=8,alpha=16,dropout=0.05,targets=REGEX")};
   Option<std::string> optimizer{
       owner, "optimizer",
-      llvm::cl::desc("Replace the model's optimizer: sgd, adam, adamw or "
-                     "adafactor, with its learning rate and weight decay")};
+      llvm::cl::desc("Replace the model's optimizer: sgd, adam, adamw, "
+                     "adamw8bit or adafactor, with its learning rate and "
+                     "weight decay")};
   Option<std::string> lrSchedule{
       owner, "lr-schedule",
       llvm::cl::desc("The learning-rate schedule: constant, or cosine, "

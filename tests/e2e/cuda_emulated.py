@@ -7,7 +7,8 @@
 blocks and threads; thread and block ids as loop indices, barriers
 splitting the thread loops) instead of the CPU's loops and BLAS. For the
 MLP and GPT-mini, plain and with accumulation, remat, bf16, f16 (loss
-scaling) and ZeRO-3 on 2 ranks, and the CNN (convolution, pooling, batch
+scaling), 8-bit AdamW (the MLP) and ZeRO-3 on 2 ranks, and the CNN
+(convolution, pooling, batch
 norm) plain and in bf16: the losses of 3 steps and the first
 step's gradients match the CPU target's (only the order of additions
 differs: block reductions add as a tree). In bf16 and f16 the order moves
@@ -63,6 +64,7 @@ configurations = [
     ("mlp.mlir", []), ("mlp.mlir", ["--micro-batch=16"]),
     ("mlp.mlir", ["--remat=sqrt"]), ("mlp.mlir", ["--precision=bf16"]),
     ("mlp.mlir", ["--precision=f16"]),
+    ("mlp.mlir", ["--optimizer=adamw8bit"]),
     ("gpt_mini.mlir", []), ("gpt_mini.mlir", ["--micro-batch=4"]),
     ("gpt_mini.mlir", ["--precision=bf16"]),
     ("cnn.mlir", []), ("cnn.mlir", ["--precision=bf16"]),
@@ -94,10 +96,16 @@ for name, flags in configurations:
     loss = max(abs(a - b) / abs(b) for a, b in zip(emulated[0], cpu[0]))
     grads = max(difference(emulated[1][k], reference[k], True)
                 for k in reference)
-    params = max(difference(emulated[2][k], cpu[2][k], False) for k in cpu[2])
+    params = max(difference(emulated[2][k], cpu[2][k], False) for k in cpu[2]
+                 if cpu[2][k].dtype != np.uint8)
+    # 8-bit optimizer state: codes of moments that round apart by the order
+    # of additions may be neighbours; at most 1% of them.
+    codes = max([float(np.mean(emulated[2][k] != cpu[2][k])) for k in cpu[2]
+                 if cpu[2][k].dtype == np.uint8], default=0.0)
     print(f"{name} {' '.join(flags) or '(plain)'}: losses {loss:.1e}, "
-          f"gradients {grads:.1e}, parameters {params:.1e}")
-    if len(emulated[0]) != 3 or any(
+          f"gradients {grads:.1e}, parameters {params:.1e}"
+          + (f", 8-bit codes differing {100 * codes:.2f}%" if codes else ""))
+    if len(emulated[0]) != 3 or codes > 0.01 or any(
             x > t for x, t in zip((loss, grads, params), tolerances)):
         print(f"MISMATCH {name} {' '.join(flags)}: over "
               f"{', '.join(f'{t:.1e}' for t in tolerances)}")

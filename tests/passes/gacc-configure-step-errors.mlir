@@ -20,7 +20,7 @@
 // RUN: not gacc-opt --gacc-configure-step="lr=-1" %s 2>&1 | FileCheck %s --check-prefix=LR
 // LR: error: learning rate must be positive, got -1
 // RUN: not gacc-opt --gacc-configure-step="optimizer=lion" %s 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
-// OPTIMIZER: error: unknown optimizer 'lion': expected one of sgd, adamw, adam, adafactor
+// OPTIMIZER: error: unknown optimizer 'lion': expected one of sgd, adamw, adam, adamw8bit, adafactor
 // RUN: not gacc-opt --gacc-configure-step="lr-schedule=step" %s 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 // SCHEDULE: error: --lr-schedule: unknown schedule 'step' (constant, cosine, linear or polynomial)
 // RUN: not gacc-opt --gacc-configure-step="lr-schedule=linear" %s 2>&1 | FileCheck %s --check-prefix=TOTAL

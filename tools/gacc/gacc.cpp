@@ -153,8 +153,9 @@ static cl::opt<std::string> lora(
 static cl::opt<std::string> optimizerName(
     "optimizer",
     cl::desc("Train with this optimizer instead of the model's: sgd, adam, "
-             "adamw or adafactor (keeping its learning rate and weight "
-             "decay; adafactor as transformers' --optim adafactor)"),
+             "adamw, adamw8bit (bitsandbytes') or adafactor (as "
+             "transformers' --optim adafactor), keeping its learning rate "
+             "and weight decay"),
     cl::value_desc("name"), cl::sub(compileCommand), cl::sub(runCommand),
     cl::sub(planCommand), cl::cat(runCategory));
 static cl::opt<std::string> lrSchedule(
