@@ -237,7 +237,9 @@ LogicalResult applySchedule(TrainStepOp step, const Options &options) {
   MLIRContext *context = step.getContext();
   auto emitError = [&] { return step.emitError("--lr-schedule: "); };
   Attribute schedule;
-  if (kind == "constant" && items.size() == 1)
+  if (kind == "constant" && items.size() > 1)
+    return step.emitError("--lr-schedule: constant takes no options");
+  if (kind == "constant")
     schedule = ConstantScheduleAttr::get(context);
   else if (kind != "cosine" && kind != "linear" && kind != "polynomial")
     return step.emitError("--lr-schedule: unknown schedule '")
@@ -281,14 +283,16 @@ struct ConfigureStepPass
 LogicalResult
 mlir::gacc::configureTrainStep(TrainStepOp step,
                                const TrainingPipelineOptions &options) {
+  // What the state holds (adapters, optimizer) comes before the budgets
+  // that plan it.
   return success(succeeded(applyAdapters(step, options)) &&
+                 succeeded(applyOptimizer(step, options)) &&
+                 succeeded(applySchedule(step, options)) &&
                  succeeded(applyPrecision(step, options)) &&
                  succeeded(applyZero(step, options)) &&
                  succeeded(applyRemat(step, options)) &&
                  succeeded(applyBatch(step, options)) &&
-                 succeeded(applyRematBudget(step)) &&
-                 succeeded(applyOptimizer(step, options)) &&
-                 succeeded(applySchedule(step, options)));
+                 succeeded(applyRematBudget(step)));
 }
 
 std::unique_ptr<Pass>

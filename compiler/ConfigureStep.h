@@ -18,10 +18,11 @@
 namespace mlir::gacc {
 
 /// Sets on `step` what `options` give, in this order (each sees what the
-/// ones before set): LoRA adapters (in the step's module, once); precision;
-/// ranks and zero-stage; remat and remat-budget; batch, then one of
-/// micro-batch, accumulation-steps and memory-budget; the remat budget policy's
-/// schedule; optimizer, lr, weight-decay and grad-clip; lr-schedule. The
+/// ones before set): LoRA adapters (in the step's module, once); optimizer,
+/// lr, weight-decay and grad-clip; lr-schedule; precision; ranks and
+/// zero-stage; remat and remat-budget; batch, then one of micro-batch,
+/// accumulation-steps and memory-budget; the remat budget policy's
+/// schedule. The
 /// budgets ask the memory planner and report their choice as a remark at the
 /// step. A bad value, or a step the values make invalid, is an error at the
 /// step. `step`, `target` and `seed` are not read here.

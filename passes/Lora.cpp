@@ -39,14 +39,19 @@ struct WeightUse {
 /// The reads of `param`, each feeding only matmuls as their rhs in one
 /// layout; or a diagnostic at the op that reads it otherwise.
 FailureOr<WeightUse> findUses(ParamOp param, ArrayRef<LoadOp> loads) {
-  // In program order, so that the diagnostic names the later read.
+  // In program order (loads come in walk order; each one's users sorted
+  // within its block), so that a diagnostic names the later read.
   SmallVector<OpOperand *> uses;
-  for (LoadOp load : loads)
+  for (LoadOp load : loads) {
+    size_t first = uses.size();
     for (OpOperand &use : load->getUses())
       uses.push_back(&use);
-  llvm::sort(uses, [](OpOperand *x, OpOperand *y) {
-    return x->getOwner()->isBeforeInBlock(y->getOwner());
-  });
+    std::stable_sort(
+        uses.begin() + first, uses.end(), [](OpOperand *x, OpOperand *y) {
+          Operation *a = x->getOwner(), *b = y->getOwner();
+          return a->getBlock() == b->getBlock() && a->isBeforeInBlock(b);
+        });
+  }
   std::optional<bool> transposed;
   for (OpOperand *use : uses) {
     auto matmul = dyn_cast<MatmulOp>(use->getOwner());
@@ -142,14 +147,19 @@ LogicalResult gacc::applyLora(ModuleOp module, const LoraConfig &config) {
     nextSeed = std::max(nextSeed, param.getInit().getSeed() + 1);
   double scale = config.alpha / static_cast<double>(config.rank);
   OpBuilder builder(module.getContext());
+  // Every target checked before anything changes.
+  SmallVector<WeightUse> uses;
+  for (ParamOp param : *targets) {
+    FailureOr<WeightUse> use = findUses(param, loads[param.getSymName()]);
+    if (failed(use))
+      return failure();
+    uses.push_back(*use);
+  }
   // As peft (bias="none"): only the adapters train.
   for (ParamOp param : module.getOps<ParamOp>())
     param.setFrozen(true);
-  for (ParamOp param : *targets) {
+  for (auto [param, use] : llvm::zip_equal(*targets, uses)) {
     SmallVector<LoadOp> &reads = loads[param.getSymName()];
-    FailureOr<WeightUse> use = findUses(param, reads);
-    if (failed(use))
-      return failure();
     Type element = param.getTensorType().getElementType();
     builder.setInsertionPointAfter(param);
     auto adapter = [&](StringRef suffix, ArrayRef<int64_t> shape,
@@ -159,17 +169,17 @@ LogicalResult gacc::applyLora(ModuleOp module, const LoraConfig &config) {
                              RankedTensorType::get(shape, element), init);
     };
     MLIRContext *context = module.getContext();
-    ParamOp a = adapter(".lora_A", {config.rank, use->in},
+    ParamOp a = adapter(".lora_A", {config.rank, use.in},
                         InitAttr::get(context, InitKind::kaiming_uniform,
                                       APFloat(kLinearGain), nextSeed++));
-    ParamOp b = adapter(".lora_B", {use->out, config.rank},
-                        InitAttr::get(context, InitKind::zeros, APFloat(1.0),
-                                      0));
+    ParamOp b =
+        adapter(".lora_B", {use.out, config.rank},
+                InitAttr::get(context, InitKind::zeros, APFloat(1.0), 0));
     param->setAttr(GaccDialect::LoraAttrHelper::getNameStr(),
                    LoraAttr::get(context,
                                  FlatSymbolRefAttr::get(a.getSymNameAttr()),
                                  FlatSymbolRefAttr::get(b.getSymNameAttr()),
-                                 APFloat(scale), use->transposed));
+                                 APFloat(scale), use.transposed));
     // A seed of the name, the same in every process (hash_value is not).
     int64_t dropoutSeed = static_cast<int64_t>(
         llvm::xxh3_64bits(param.getSymName()) & 0x7fffffff);

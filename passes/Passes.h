@@ -55,8 +55,9 @@ struct LoraConfig {
   std::string targets;
 };
 
-/// gacc-lora on `module`: freezes the parameters `config` targets and adds
-/// their adapters; a diagnostic when a target cannot be adapted.
+/// gacc-lora on `module`: freezes every parameter and adds adapters to the
+/// matrices `config` targets; a diagnostic (and the module unchanged) when
+/// a target cannot be adapted. A module with adapters is left as it is.
 LogicalResult applyLora(ModuleOp module, const LoraConfig &config);
 
 /// `config` from gacc's `--lora` text, "rank=8,alpha=16,dropout=0.05,

@@ -92,20 +92,28 @@ FailureOr<StepLayout> gacc::computeStepLayout(TrainStepOp step) {
            << layout.optimizer->getName()
            << "'s update reads whole rows, columns or norms of a parameter: "
               "use stage 0 or an elementwise optimizer";
+  // The state of what this rank updates: the whole parameter, or its flat
+  // shard. A shard's slot shaped as the shard is a slice of the whole
+  // parameter's; one shaped otherwise (8-bit AdamW's block maxima) is the
+  // rank's own, and the whole is the ranks' side by side.
   for (ParamOp param : trainable) {
     RankedTensorType weights = param.getTensorType().clone(layout.element);
-    SmallVector<StateSlot> slots =
-        layout.optimizer->getStateSlots(optimizerAttr, weights);
-    SmallVector<StateSlot> shards;
-    if (shardState)
-      shards = layout.optimizer->getStateSlots(
-          optimizerAttr, shardType(weights, zero.getRanks()));
-    for (auto [i, slot] : llvm::enumerate(slots)) {
+    RankedTensorType updated =
+        shardState ? shardType(weights, zero.getRanks()) : weights;
+    for (const StateSlot &slot :
+         layout.optimizer->getStateSlots(optimizerAttr, updated)) {
       std::string name = (slot.name + "." + param.getSymName()).str();
-      if (shardState)
-        layout.state.add(name, shards[i].type, slot.type);
-      else
+      Type element = slot.type.getElementType();
+      if (!shardState)
         layout.state.add(name, slot.type);
+      else if (slot.type.getShape() == updated.getShape())
+        layout.state.add(name, slot.type, weights.clone(element));
+      else
+        layout.state.add(
+            name, slot.type,
+            RankedTensorType::get({slot.type.getNumElements() *
+                                   static_cast<int64_t>(zero.getRanks())},
+                                  element));
       layout.optimizerState.push_back(name);
     }
   }

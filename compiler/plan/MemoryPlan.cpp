@@ -172,10 +172,8 @@ static FailureOr<MemoryPlan> planDifferentiated(TrainStepOp step,
   return plan;
 }
 
-/// MemoryPlan::optimizerStateByChoice: the state layout of `step` with each
-/// registered optimizer in turn (the step is left as it was).
-static SmallVector<std::pair<std::string, int64_t>>
-optimizerStateByChoice(TrainStepOp step) {
+SmallVector<std::pair<std::string, int64_t>>
+mlir::gacc::optimizerStateByChoice(TrainStepOp step) {
   SmallVector<std::pair<std::string, int64_t>> choices;
   Attribute current = step.getOptimizer();
   const Optimizer *optimizer = lookupOptimizer(current);
@@ -212,10 +210,7 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
   FailureOr<OwningOpRef<ModuleOp>> differentiated = differentiate(step);
   if (failed(differentiated))
     return failure();
-  FailureOr<MemoryPlan> plan = planDifferentiated(step, **differentiated);
-  if (succeeded(plan))
-    plan->optimizerStateByChoice = optimizerStateByChoice(step);
-  return plan;
+  return planDifferentiated(step, **differentiated);
 }
 
 FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,

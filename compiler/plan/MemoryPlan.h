@@ -39,10 +39,8 @@ struct MemoryPlan {
   /// step, counted as the communicator counts them (Communicator.h).
   int64_t ranks = 1, zeroStage = 0;
   int64_t communicatedElements = 0;
-  /// The optimizer state each registered optimizer would keep instead
-  /// (`--optimizer NAME`, with the step's learning rate and weight decay),
-  /// by name; those that cannot run here (Adafactor under ZeRO) are left
-  /// out.
+  /// What optimizerStateByChoice gives, for `gacc plan` to print (empty
+  /// unless it sets it).
   SmallVector<std::pair<std::string, int64_t>> optimizerStateByChoice;
 
   int64_t peakBytes() const {
@@ -55,6 +53,13 @@ struct MemoryPlan {
 struct MeasuredMemory {
   int64_t peakBytes = 0, heapBytes = 0;
 };
+
+/// The optimizer state each registered optimizer would keep in `step`
+/// instead of its own (`--optimizer NAME`, with the step's learning rate
+/// and weight decay), by name; those that cannot run there (Adafactor
+/// under ZeRO) are left out. The step is left as it was.
+SmallVector<std::pair<std::string, int64_t>>
+optimizerStateByChoice(TrainStepOp step);
 
 /// Plans `step` with its current batch and micro-batch sizes.
 FailureOr<MemoryPlan> planMemory(TrainStepOp step);

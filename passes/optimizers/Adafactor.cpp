@@ -1,5 +1,4 @@
-//===- Adafactor.cpp - Adafactor, as transformers' Adafactor
-//---------------===//
+//===- Adafactor.cpp - Adafactor, as transformers' Adafactor --------------===//
 
 #include "passes/optimizers/Optimizer.h"
 
@@ -76,11 +75,12 @@ class Adafactor : public OptimizerOf<AdafactorAttr> {
     return {kStepSize, kDecay};
   }
   AdafactorAttr
-  rebuilt(MLIRContext *context, AdafactorAttr like, double lr,
-          double weightDecay,
-          function_ref<InFlightDiagnostic()> emitError) const override {
+  rebuildImpl(MLIRContext *context, Attribute other, double lr,
+              double weightDecay,
+              function_ref<InFlightDiagnostic()> emitError) const override {
     // Without an Adafactor to copy, transformers Trainer's `--optim
     // adafactor`: the given learning rate, no relative step nor scaling.
+    auto like = dyn_cast_or_null<AdafactorAttr>(other);
     if (!like)
       return AdafactorAttr::getChecked(
           emitError, context, APFloat(lr), APFloat(1e-30), APFloat(1e-3),

@@ -1,6 +1,7 @@
 //===- Adam.cpp - Adam and AdamW, as torch.optim's -------------------------===//
 
 #include "passes/optimizers/Optimizer.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::gacc;
@@ -28,16 +29,28 @@ SmallVector<StateSlot> adamState(RankedTensorType weights) {
   return {{kAverage, weights}, {kSquareAverage, weights}};
 }
 
-/// An Adam attribute `AttrT` with `lr` and `weightDecay` and `like`'s other
-/// hyperparameters, or PyTorch's defaults.
+/// The betas and eps of `like` if it is one of the Adam family's
+/// attributes, else PyTorch's defaults.
+struct AdamMoments {
+  APFloat beta1 = APFloat(0.9), beta2 = APFloat(0.999), eps = APFloat(1e-8);
+};
+AdamMoments adamMomentsOf(Attribute like) {
+  return TypeSwitch<Attribute, AdamMoments>(like)
+      .Case<AdamAttr, AdamWAttr, AdamW8bitAttr>([](auto adam) {
+        return AdamMoments{adam.getBeta1(), adam.getBeta2(), adam.getEps()};
+      })
+      .Default([](Attribute) { return AdamMoments(); });
+}
+
+/// An Adam or AdamW attribute with `lr`, `weightDecay` and `like`'s betas
+/// and eps.
 template <typename AttrT>
-AttrT rebuiltAdam(MLIRContext *context, AttrT like, double lr,
+AttrT rebuildAdam(MLIRContext *context, Attribute like, double lr,
                   double weightDecay,
                   function_ref<InFlightDiagnostic()> emitError) {
-  return AttrT::getChecked(
-      emitError, context, APFloat(lr), like ? like.getBeta1() : APFloat(0.9),
-      like ? like.getBeta2() : APFloat(0.999),
-      like ? like.getEps() : APFloat(1e-8), APFloat(weightDecay));
+  AdamMoments moments = adamMomentsOf(like);
+  return AttrT::getChecked(emitError, context, APFloat(lr), moments.beta1,
+                           moments.beta2, moments.eps, APFloat(weightDecay));
 }
 
 /// The moment updates and the step of torch.optim.Adam's single-tensor path
@@ -98,9 +111,10 @@ class AdamW : public OptimizerOf<AdamWAttr> {
     return adamState(weights);
   }
   AdamWAttr
-  rebuilt(MLIRContext *context, AdamWAttr like, double lr, double weightDecay,
-          function_ref<InFlightDiagnostic()> emitError) const override {
-    return rebuiltAdam(context, like, lr, weightDecay, emitError);
+  rebuildImpl(MLIRContext *context, Attribute like, double lr,
+              double weightDecay,
+              function_ref<InFlightDiagnostic()> emitError) const override {
+    return rebuildAdam<AdamWAttr>(context, like, lr, weightDecay, emitError);
   }
   SmallVector<StringRef> stepScalars(AdamWAttr) const override {
     return {kLearningRate, kWeightDecayFactor, kStepSize,
@@ -124,9 +138,10 @@ class Adam : public OptimizerOf<AdamAttr> {
     return adamState(weights);
   }
   AdamAttr
-  rebuilt(MLIRContext *context, AdamAttr like, double lr, double weightDecay,
-          function_ref<InFlightDiagnostic()> emitError) const override {
-    return rebuiltAdam(context, like, lr, weightDecay, emitError);
+  rebuildImpl(MLIRContext *context, Attribute like, double lr,
+              double weightDecay,
+              function_ref<InFlightDiagnostic()> emitError) const override {
+    return rebuildAdam<AdamAttr>(context, like, lr, weightDecay, emitError);
   }
   SmallVector<StringRef> stepScalars(AdamAttr) const override {
     return {kStepSize, kBiasCorrection2Sqrt};
@@ -177,7 +192,11 @@ public:
     Value magnitude =
         math.select(math.compare(ComparePredicate::lt, padded, math.c(0.0)),
                     math.neg(padded), padded);
-    Value absmax = math.max(magnitude, {1}, false);
+    // A step that loss scaling skips writes back the old moments: over the
+    // old maxima they quantize to the old codes (the signed map has no -1,
+    // so new maxima would shrink a block whose largest element is negative).
+    Value absmax = unlessSkipped(math.max(magnitude, {1}, false),
+                                 stored.readState(absmaxName(name)));
     // An all-zero block keeps zeros (0 / the smallest normal float).
     Value safe =
         math.select(math.compare(ComparePredicate::gt, absmax, math.c(0.0)),
@@ -254,15 +273,15 @@ class AdamW8bit : public OptimizerOf<AdamW8bitAttr> {
     return {kLearningRate, kWeightDecayFactor, kStepSize, kBiasCorrection2Sqrt};
   }
   AdamW8bitAttr
-  rebuilt(MLIRContext *context, AdamW8bitAttr like, double lr,
-          double weightDecay,
-          function_ref<InFlightDiagnostic()> emitError) const override {
+  rebuildImpl(MLIRContext *context, Attribute like, double lr,
+              double weightDecay,
+              function_ref<InFlightDiagnostic()> emitError) const override {
+    AdamMoments moments = adamMomentsOf(like);
+    auto same = dyn_cast_or_null<AdamW8bitAttr>(like);
     return AdamW8bitAttr::getChecked(
-        emitError, context, APFloat(lr), like ? like.getBeta1() : APFloat(0.9),
-        like ? like.getBeta2() : APFloat(0.999),
-        like ? like.getEps() : APFloat(1e-8), APFloat(weightDecay),
-        like ? like.getBlockSize() : 2048,
-        like ? like.getMin_8bitSize() : 4096);
+        emitError, context, APFloat(lr), moments.beta1, moments.beta2,
+        moments.eps, APFloat(weightDecay), same ? same.getBlockSize() : 2048,
+        same ? same.getMin_8bitSize() : 4096);
   }
   Value update(AdamW8bitAttr adamw, UpdateContext &context, Value param,
                Value grad) const override {

@@ -1,4 +1,4 @@
-//===- Optimizer.h - the optimizers a compiled step updates with -*- C++
+//===- Optimizer.h - the optimizers a step updates with ----------*- C++
 //-*-===//
 //
 // One class per optimizer attribute of gacc.train_step (SGD.cpp, Adam.cpp,
@@ -12,10 +12,10 @@
 // (runtime/src/core/Optimizer.cpp) and the step reads each from its own io
 // slot.
 //
-// Adding an optimizer: its attribute (dialects/gacc/GaccAttrs.td, and in
-// Gacc_OptimizerAttr), a class in a new file here with one GACC_OPTIMIZER
-// line in Optimizers.def, and the runtime's formula for its per-step
-// scalars other than "lr".
+// Adding an optimizer: its attribute (dialects/gacc/GaccAttrs.td, in
+// Gacc_OptimizerAttr and in TrainStepOp::getBaseLearningRate), a class in a new
+// file here with one GACC_OPTIMIZER line in Optimizers.def, and the runtime's
+// formula for its per-step scalars other than "lr".
 //
 //===----------------------------------------------------------------------===//
 #ifndef GACC_PASSES_OPTIMIZERS_OPTIMIZER_H
@@ -142,8 +142,7 @@ public:
   Attribute rebuild(MLIRContext *context, Attribute like, double lr,
                     double weightDecay,
                     function_ref<InFlightDiagnostic()> emitError) const final {
-    return rebuilt(context, dyn_cast_or_null<AttrT>(like), lr, weightDecay,
-                   emitError);
+    return rebuildImpl(context, like, lr, weightDecay, emitError);
   }
   SmallVector<StringRef> getStepScalars(Attribute optimizer) const final {
     return stepScalars(cast<AttrT>(optimizer));
@@ -157,10 +156,12 @@ protected:
   virtual SmallVector<Hyperparameter> hyperparameters(AttrT optimizer) const = 0;
   virtual SmallVector<StateSlot> stateSlots(AttrT optimizer,
                                             RankedTensorType weights) const = 0;
-  /// rebuild's: `like` is null for the defaults.
-  virtual AttrT rebuilt(MLIRContext *context, AttrT like, double lr,
-                        double weightDecay,
-                        function_ref<InFlightDiagnostic()> emitError) const = 0;
+  /// rebuild's, which may also take hyperparameters from another
+  /// optimizer's `like` (Adam's betas for AdamW).
+  virtual AttrT
+  rebuildImpl(MLIRContext *context, Attribute like, double lr,
+              double weightDecay,
+              function_ref<InFlightDiagnostic()> emitError) const = 0;
   virtual SmallVector<StringRef> stepScalars(AttrT optimizer) const = 0;
   virtual Value update(AttrT optimizer, UpdateContext &context, Value param,
                        Value grad) const = 0;

@@ -31,9 +31,11 @@ class SGD : public OptimizerOf<SGDAttr> {
       return {};
     return {{kBuffer, weights}};
   }
-  SGDAttr rebuilt(MLIRContext *context, SGDAttr like, double lr,
-                  double weightDecay,
-                  function_ref<InFlightDiagnostic()> emitError) const override {
+  SGDAttr
+  rebuildImpl(MLIRContext *context, Attribute other, double lr,
+              double weightDecay,
+              function_ref<InFlightDiagnostic()> emitError) const override {
+    auto like = dyn_cast_or_null<SGDAttr>(other);
     if (!like)
       return SGDAttr::getChecked(emitError, context, APFloat(lr), APFloat(0.0),
                                  APFloat(0.0), APFloat(weightDecay), false);

@@ -312,8 +312,9 @@ trainingOptions(mlir::gacc::TrainingPipelineOptions &options) {
     if (!flag->getNumOccurrences())
       continue;
     std::string value = flag->getValue();
-    // A schedule that `gacc run` trains through ends with its steps.
-    if (flag == &lrSchedule && runCommand &&
+    // A schedule that `gacc run` trains through ends with its steps (a
+    // resumed run's --steps are only the rest: the total is given then).
+    if (flag == &lrSchedule && runCommand && resumePath.empty() &&
         value.find("total=") == std::string::npos && value != "constant")
       value += ",total=" + std::to_string(steps);
     text +=
@@ -381,6 +382,7 @@ static int plan(LoadedModel &model) {
   FailureOr<mlir::gacc::MemoryPlan> plan = mlir::gacc::planMemory(model.step);
   if (failed(plan))
     return 1;
+  plan->optimizerStateByChoice = mlir::gacc::optimizerStateByChoice(model.step);
   std::optional<mlir::gacc::MeasuredMemory> measured;
   // Printing needs the step, which compiling the module consumes.
   mlir::OwningOpRef<mlir::ModuleOp> compiled = model.module->clone();
