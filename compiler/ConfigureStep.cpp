@@ -174,17 +174,8 @@ LogicalResult applyOptimizer(TrainStepOp step, const Options &options) {
   if (!name.empty() && !(optimizer = lookupOptimizer(name)))
     return step.emitError("unknown optimizer '")
            << name << "': expected one of " << registeredOptimizerNames();
-  double currentLr = 0.0, currentDecay = 0.0;
-  for (Hyperparameter hyper :
-       (*current)->getHyperparameters(step.getOptimizer())) {
-    if (hyper.name == kLearningRate)
-      currentLr = hyper.value;
-    else if (hyper.name == "weight_decay")
-      currentDecay = hyper.value;
-  }
-  Attribute rebuilt = optimizer->rebuild(
-      step.getContext(), step.getOptimizer(), lr.value_or(currentLr),
-      decay.value_or(currentDecay), [&] { return step.emitError(); });
+  Attribute rebuilt = switchOptimizer(*optimizer, step.getOptimizer(), lr,
+                                      decay, [&] { return step.emitError(); });
   if (!rebuilt)
     return failure();
   step.setOptimizerAttr(rebuilt);

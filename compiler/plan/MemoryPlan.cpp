@@ -176,24 +176,14 @@ SmallVector<std::pair<std::string, int64_t>>
 mlir::gacc::optimizerStateByChoice(TrainStepOp step) {
   SmallVector<std::pair<std::string, int64_t>> choices;
   Attribute current = step.getOptimizer();
-  const Optimizer *optimizer = lookupOptimizer(current);
-  if (!optimizer)
-    return choices;
-  double lr = 0.0, weightDecay = 0.0;
-  for (Hyperparameter hyper : optimizer->getHyperparameters(current)) {
-    if (hyper.name == kLearningRate)
-      lr = hyper.value;
-    else if (hyper.name == "weight_decay")
-      weightDecay = hyper.value;
-  }
   // Choices that cannot run here say so with diagnostics, not wanted.
   ScopedDiagnosticHandler quiet(step.getContext(),
                                 [](Diagnostic &) { return success(); });
   for (const Optimizer *candidate : registeredOptimizers()) {
     StringRef name = candidate->getName();
     Attribute choice =
-        candidate->rebuild(step.getContext(), current, lr, weightDecay,
-                           [&] { return step.emitError(); });
+        switchOptimizer(*candidate, current, std::nullopt, std::nullopt,
+                        [&] { return step.emitError(); });
     if (!choice)
       continue;
     step.setOptimizerAttr(choice);

@@ -34,6 +34,22 @@ std::string gacc::registeredOptimizerNames() {
   return names;
 }
 
+Attribute gacc::switchOptimizer(const Optimizer &to, Attribute current,
+                                std::optional<double> lr,
+                                std::optional<double> weightDecay,
+                                function_ref<InFlightDiagnostic()> emitError) {
+  double currentLr = 0.0, currentDecay = 0.0;
+  if (const Optimizer *from = lookupOptimizer(current))
+    for (Hyperparameter hyper : from->getHyperparameters(current)) {
+      if (hyper.name == kLearningRate)
+        currentLr = hyper.value;
+      else if (hyper.name == "weight_decay")
+        currentDecay = hyper.value;
+    }
+  return to.rebuild(current.getContext(), current, lr.value_or(currentLr),
+                    weightDecay.value_or(currentDecay), emitError);
+}
+
 FailureOr<const Optimizer *> gacc::lookupOptimizer(TrainStepOp step) {
   if (const Optimizer *optimizer = lookupOptimizer(step.getOptimizer()))
     return optimizer;

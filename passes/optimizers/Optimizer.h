@@ -182,6 +182,15 @@ ArrayRef<const Optimizer *> registeredOptimizers();
 /// The names of the registered optimizers, for diagnostics and help.
 std::string registeredOptimizerNames();
 
+/// An attribute of optimizer `to` replacing the registered optimizer
+/// attribute `current`: with `current`'s learning rate and weight decay
+/// unless `lr` or `weightDecay` are given, and what else `to` shares with
+/// it (Optimizer::rebuild). Null after a diagnostic from `emitError`.
+Attribute switchOptimizer(const Optimizer &to, Attribute current,
+                          std::optional<double> lr,
+                          std::optional<double> weightDecay,
+                          function_ref<InFlightDiagnostic()> emitError);
+
 /// `lookupOptimizer`, or a diagnostic on `step` naming the attribute.
 FailureOr<const Optimizer *> lookupOptimizer(TrainStepOp step);
 
