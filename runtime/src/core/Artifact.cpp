@@ -1,6 +1,7 @@
 //===- Artifact.cpp - the compiled-model container --------------------------===//
 
 #include "gacc/runtime/Artifact.h"
+#include "LoraJson.h"
 #include "gacc/runtime/File.h"
 #include "gacc/runtime/Optimizer.h"
 
@@ -199,10 +200,7 @@ Json modelJson(const ModelInfo &model) {
     if (param.frozen)
       entry["frozen"] = true;
     if (param.lora)
-      entry["lora"] = {{"a", param.lora->a},
-                       {"b", param.lora->b},
-                       {"scale", param.lora->scale},
-                       {"transposed", param.lora->transposed}};
+      entry["lora"] = loraToJson(*param.lora);
     params.push_back(entry);
   }
   Json inputs = Json::array();
@@ -267,10 +265,9 @@ ModelInfo modelFrom(const Json &json) {
     described.seed = integerAt<uint64_t>(param, "seed");
     described.frozen = param.value("frozen", false);
     if (param.contains("lora")) {
-      const Json &lora = param.at("lora");
-      described.lora = LoraAdapter{
-          lora.at("a").get<std::string>(), lora.at("b").get<std::string>(),
-          lora.at("scale").get<double>(), lora.at("transposed").get<bool>()};
+      described.lora = loraFromJson(param.at("lora"));
+      if (!described.lora)
+        throw Malformed{"bad lora adapter of '" + described.slot.name + "'"};
     }
     model.params.push_back(described);
   }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gacc/runtime/Checkpoint.h"
+#include "LoraJson.h"
 #include "gacc/runtime/File.h"
 #include "gacc/runtime/Trainer.h"
 
@@ -41,14 +42,10 @@ checkpointedState(const ModelInfo &model) {
 static std::map<std::string, std::string>
 modelMetadata(const ModelInfo &model) {
   nlohmann::json names = nlohmann::json::array(), adapters;
-  for (const Parameter &param : model.params) {
+  for (const Parameter &param : model.params)
     names.push_back(param.slot.name);
-    if (param.lora)
-      adapters[param.slot.name] = {{"a", param.lora->a},
-                                   {"b", param.lora->b},
-                                   {"scale", param.lora->scale},
-                                   {"transposed", param.lora->transposed}};
-  }
+  for (const auto &[name, adapter] : loraAdapters(model))
+    adapters[name] = loraToJson(adapter);
   std::map<std::string, std::string> metadata{{"parameters", names.dump()}};
   if (!adapters.is_null())
     metadata["lora"] = adapters.dump();
@@ -197,18 +194,12 @@ Status exportWeights(const TensorFile &checkpoint, bool mergeLora,
   std::map<std::string, LoraAdapter> adapters;
   if (!object.is_object())
     return Status::error("the checkpoint's LoRA metadata is not a JSON object");
-  for (const auto &[name, adapter] : object.items()) {
-    if (!adapter.is_object() || !adapter.contains("a") ||
-        !adapter["a"].is_string() || !adapter.contains("b") ||
-        !adapter["b"].is_string() || !adapter.contains("scale") ||
-        !adapter["scale"].is_number() || !adapter.contains("transposed") ||
-        !adapter["transposed"].is_boolean())
+  for (const auto &[name, json] : object.items()) {
+    std::optional<LoraAdapter> adapter = loraFromJson(json);
+    if (!adapter)
       return Status::error("the checkpoint's LoRA metadata for '" + name +
                            "' lacks a, b, scale or transposed");
-    adapters.emplace(name, LoraAdapter{adapter["a"].get<std::string>(),
-                                       adapter["b"].get<std::string>(),
-                                       adapter["scale"].get<double>(),
-                                       adapter["transposed"].get<bool>()});
+    adapters.emplace(name, *adapter);
   }
   return mergeLoraAdapters(out, adapters);
 }
