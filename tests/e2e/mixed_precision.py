@@ -172,7 +172,7 @@ def overflow(gacc, examples, parity, work):
     # The scale and its count of good steps are state: resuming continues
     # exactly (the scale grows again at step 8).
     _, _, resumed = run(gacc, model, work, "ovf-4+4", data + [
-        f"--resume={os.path.join(work, 'ovf-4.ckpt')}", "--steps=4"])
+        f"--resume={os.path.join(work, 'ovf-4.ckpt')}", "--steps=8"])
     _, _, straight = run(gacc, model, work, "ovf-8", data + [
         f"--init={parity}/mlp_init.safetensors", "--steps=8"])
     check(same(resumed, straight, straight) and
@@ -185,7 +185,7 @@ def overflow(gacc, examples, parity, work):
     tensorfiles.save(injected_path, injected, CHECKPOINT)
 
     metrics, _, after = run(gacc, model, work, "ovf-5", data + [
-        f"--resume={injected_path}", "--steps=1"])
+        f"--resume={injected_path}", "--steps=5"])
     kept = [k for k in before if k not in
             ("step", "optimizer_step", "loss_scale", "loss_scale.growth_tracker")]
     check(metrics[0]["skipped"] and metrics[0]["grad_norm"] is None and
@@ -198,7 +198,7 @@ def overflow(gacc, examples, parity, work):
           "step 5")
 
     metrics, _, _ = run(gacc, model, work, "ovf-40", data + [
-        f"--resume={injected_path}", "--steps=40"])
+        f"--resume={injected_path}", "--steps=44"])
     skipped = [m["skipped"] for m in metrics]
     scales = [m["loss_scale"] for m in metrics]
     first_good = skipped.index(False)
@@ -212,9 +212,9 @@ def overflow(gacc, examples, parity, work):
 
     # The first update after the skips is Adam's 5th, as without them.
     _, _, direct = run(gacc, model, work, "ovf-direct", data + [
-        f"--resume={os.path.join(work, 'ovf-4.ckpt')}", "--steps=1"])
+        f"--resume={os.path.join(work, 'ovf-4.ckpt')}", "--steps=5"])
     _, _, skipped_then = run(gacc, model, work, "ovf-first", data + [
-        f"--resume={injected_path}", f"--steps={first_good + 1}"])
+        f"--resume={injected_path}", f"--steps={4 + first_good + 1}"])
     params = [k for k in before if k.endswith(("weight", "bias"))]
     update = {k: direct[k] - before[k] for k in params}
     error = relative({k: skipped_then[k] - before[k] for k in params}, update)

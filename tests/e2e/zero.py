@@ -183,7 +183,7 @@ subprocess.run([gacc, "consolidate", shards, "-o", consolidated], check=True,
                stdout=subprocess.DEVNULL, timeout=60)
 check(open(consolidated, "rb").read() == open(three, "rb").read(),
       "the consolidated checkpoint differs from the gathered one")
-STEPS = 2
+STEPS = 5  # until step 5: 2 more
 resumed = train("resumed-sharded", mlp, zero3 + ["--resume", shards], 2)
 compare("resumed sharded", one_rank, (one_rank[0][3:], resumed[1]))
 resumed = train("resumed-consolidated", mlp, ["--resume", consolidated])
@@ -248,7 +248,7 @@ STEPS = 5
 straight = train("adamw8bit-np2", gpt, adamw8bit, 2)
 STEPS = 3
 train("adamw8bit-np2-first", gpt, adamw8bit, 2)
-STEPS = 2
+STEPS = 5
 resumed = train("adamw8bit-np2-resumed", gpt, adamw8bit + [
     "--resume", os.path.join(work, "adamw8bit-np2-first.safetensors")], 2)
 compare("8-bit AdamW on 2 ranks, resumed", straight,

@@ -1,16 +1,20 @@
 //===- Run.cpp - the `gacc run` training loop -------------------------------===//
 
 #include "Run.h"
+#include "gacc/runtime/File.h"
 #include "gacc/runtime/Safetensors.h"
 
+#include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
 #include <fstream>
 #include <iomanip>
-#include <limits>
 #include <iostream>
+#include <limits>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,77 +37,150 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// Mean loss and accuracy over one pass of `dataset` (on several ranks,
-/// over every rank's slice: the loss comes reduced from the step, the
-/// accuracy's counts are summed on `communicator`).
+/// A rate or duration with the digits that matter: 1234, 12.3, 0.738.
+std::string readable(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text),
+                value >= 100 ? "%.0f" : value >= 10 ? "%.1f" : "%.3g", value);
+  return text;
+}
+/// Seconds as 1:02:03, 2:03 or 45s.
+std::string duration(double seconds) {
+  long long s = std::llround(std::max(seconds, 0.0));
+  char text[32];
+  if (s >= 3600)
+    std::snprintf(text, sizeof(text), "%lld:%02lld:%02lld", s / 3600,
+                  s / 60 % 60, s % 60);
+  else if (s >= 60)
+    std::snprintf(text, sizeof(text), "%lld:%02lld", s / 60, s % 60);
+  else
+    std::snprintf(text, sizeof(text), "%llds", s);
+  return text;
+}
+
+/// What a pass over evaluation data found.
+struct Evaluation {
+  double loss = 0;
+  std::optional<double> accuracy;
+  int64_t examples = 0; ///< every rank's
+  double seconds = 0;
+};
+
+/// The mean loss over every example of `dataset` (and the accuracy of a
+/// classifier), without updating. A padded last batch counts only its real
+/// rows: their labels become the ignore index where the model has one (the
+/// mean is then over counted labels, as PyTorch's), else the loss of a
+/// batch of its first row separates them. On several ranks, every rank's
+/// slice counts.
 Status evaluate(Trainer &trainer, Dataset &dataset, Communicator &communicator,
-                double &loss, std::optional<double> &accuracy) {
+                Evaluation &result) {
+  auto start = std::chrono::steady_clock::now();
   const ModelInfo &model = trainer.model();
-  // Accuracy needs logits [..., C] next to labels [...].
-  const Input *labels = nullptr;
-  if (!model.outputs.empty())
-    for (const Input &input : model.inputs)
-      if (input.kind == InputKind::Labels &&
-          std::vector<int64_t>(model.outputs[0].shape.begin(),
-                               model.outputs[0].shape.end() - 1) ==
-              input.slot.shape)
-        labels = &input;
-  double lossSum = 0;
-  int64_t correct = 0, counted = 0;
+  const Input *labels = nullptr; // the model's only labels input, if one
+  int labelInputs = 0;
+  for (const Input &input : model.inputs)
+    if (input.kind == InputKind::Labels)
+      labels = &input, ++labelInputs;
+  if (labelInputs != 1)
+    labels = nullptr;
+  // Accuracy needs logits [..., C] next to the labels [...].
+  bool classifier =
+      labels && !model.outputs.empty() &&
+      std::vector<int64_t>(model.outputs[0].shape.begin(),
+                           model.outputs[0].shape.end() - 1) ==
+          labels->slot.shape;
+  bool ignorable = labels && labels->ignoreIndex;
+  int64_t rows = model.batchSize / model.ranks; // this rank's
+  // Sums over every rank: loss × weight, weight, correct, counted, rows.
+  double totals[5] = {0, 0, 0, 0, 0};
   Batch batch;
   std::vector<Tensor> outputs;
   for (uint64_t b = 0; b < dataset.batchesPerEpoch(); ++b) {
-    double batchLoss = 0;
     if (Status s = dataset.batch(b, batch); !s)
       return s;
+    int64_t real = dataset.realRows(b);
+    double counts[2] = {static_cast<double>(real), 0}; // real rows, labels
+    if (labels) {
+      Tensor &truth = batch.at(labels->slot.name);
+      int64_t perRow = truth.numElements() / rows;
+      for (int64_t i = 0; i < truth.numElements(); ++i) {
+        if (i / perRow >= real && ignorable)
+          storeElement(truth.dtype(), truth.data(), i, *labels->ignoreIndex);
+        double label = loadElement(truth.dtype(), truth.data(), i);
+        if (i / perRow < real &&
+            !(ignorable && label == *labels->ignoreIndex))
+          ++counts[1];
+      }
+    }
+    if (Status s =
+            communicator.allReduce(counts, 2, DType::F64, Reduction::Sum);
+        !s)
+      return s;
+    double globalRows = static_cast<double>(model.batchSize);
+    double batchLoss = 0;
     if (Status s = trainer.setBatch(batch); !s)
       return s;
     if (Status s = trainer.evaluate(batchLoss, outputs); !s)
       return s;
-    lossSum += batchLoss;
-    if (!labels)
+    if (ignorable) {
+      totals[0] += batchLoss * counts[1];
+      totals[1] += counts[1];
+    } else if (counts[0] < globalRows) {
+      Batch firstRow;
+      double firstRowLoss = 0;
+      std::vector<Tensor> unused;
+      if (Status s = dataset.firstRowBatch(b, firstRow); !s)
+        return s;
+      if (Status s = trainer.setBatch(firstRow); !s)
+        return s;
+      if (Status s = trainer.evaluate(firstRowLoss, unused); !s)
+        return s;
+      totals[0] += globalRows * batchLoss -
+                   (globalRows - counts[0]) * firstRowLoss;
+      totals[1] += counts[0];
+    } else {
+      totals[0] += globalRows * batchLoss;
+      totals[1] += globalRows;
+    }
+    totals[4] += counts[0];
+    if (!classifier)
       continue;
     const Tensor &logits = outputs[0];
     const Tensor &truth = batch.at(labels->slot.name);
     int64_t classes = logits.shape().back();
-    for (int64_t i = 0; i < truth.numElements(); ++i) {
+    int64_t perRow = truth.numElements() / rows;
+    for (int64_t i = 0; i < real * perRow; ++i) {
       double label = loadElement(truth.dtype(), truth.data(), i);
-      if (labels->ignoreIndex && label == *labels->ignoreIndex)
+      if (ignorable && label == *labels->ignoreIndex)
         continue;
       int64_t best = 0;
       for (int64_t c = 1; c < classes; ++c)
         if (loadElement(logits.dtype(), logits.data(), i * classes + c) >
             loadElement(logits.dtype(), logits.data(), i * classes + best))
           best = c;
-      correct += best == static_cast<int64_t>(label);
-      ++counted;
+      totals[2] += best == static_cast<int64_t>(label);
+      ++totals[3];
     }
   }
-  loss = lossSum / static_cast<double>(dataset.batchesPerEpoch());
-  double counts[2] = {static_cast<double>(correct),
-                      static_cast<double>(counted)};
-  if (Status s = communicator.allReduce(counts, 2, DType::F64, Reduction::Sum);
+  // (The losses came reduced over the ranks; the accuracy's counts did not.)
+  double counted[2] = {totals[2], totals[3]};
+  if (Status s = communicator.allReduce(counted, 2, DType::F64, Reduction::Sum);
       !s)
     return s;
-  if (counts[1] > 0)
-    accuracy = counts[0] / counts[1];
+  result.loss = totals[0] / std::max(totals[1], 1.0);
+  result.accuracy.reset();
+  if (counted[1] > 0)
+    result.accuracy = counted[0] / counted[1];
+  result.examples = static_cast<int64_t>(totals[4]);
+  result.seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
   return Status();
 }
 
-void printProgress(uint64_t done, uint64_t total, double loss,
-                   double samplesPerSecond) {
-  const int width = 30;
-  int filled = static_cast<int>(width * done / std::max<uint64_t>(total, 1));
-  std::printf("\r[%s%s] %llu/%llu  loss %.4f  %.0f samples/s",
-              std::string(filled, '#').c_str(),
-              std::string(width - filled, '.').c_str(),
-              static_cast<unsigned long long>(done),
-              static_cast<unsigned long long>(total), loss, samplesPerSecond);
-  std::fflush(stdout);
-}
 /// The ranks of this job: MPI's for a step compiled for several, else one
 /// (refusing an MPI job of several ranks, whose copies would each train
-/// alone).
+/// alone; a step compiled just in time takes the world's size).
 Status joinJob(Trainer &trainer, std::unique_ptr<Communicator> &out) {
   const ModelInfo &model = trainer.model();
   if (model.ranks > 1) {
@@ -114,8 +191,9 @@ Status joinJob(Trainer &trainer, std::unique_ptr<Communicator> &out) {
     out = createSingleRankCommunicator();
     if (size && std::atoi(size) > 1)
       return Status::error("the step is compiled for 1 rank, but mpirun "
-                           "started " + std::string(size) +
-                           ": give --ranks " + size);
+                           "started " +
+                           std::string(size) + ": compile it with --ranks " +
+                           size);
   }
   return trainer.setCommunicator(*out);
 }
@@ -128,6 +206,62 @@ std::unique_ptr<Dataset> forRank(std::unique_ptr<Dataset> global,
   return Dataset::rankSlice(std::move(global), trainer.model(), trainer.rank());
 }
 
+/// The checkpoints in `dir` (step-<N>.safetensors), by step.
+std::vector<std::pair<uint64_t, std::string>>
+checkpointsIn(const std::string &dir) {
+  std::vector<std::pair<uint64_t, std::string>> found;
+  DIR *handle = ::opendir(dir.c_str());
+  if (!handle)
+    return found;
+  while (dirent *entry = ::readdir(handle)) {
+    std::string name = entry->d_name;
+    unsigned long long step;
+    int length = 0;
+    if (std::sscanf(name.c_str(), "step-%llu.safetensors%n", &step,
+                    &length) == 1 &&
+        static_cast<size_t>(length) == name.size())
+      found.emplace_back(step, dir + "/" + name);
+  }
+  ::closedir(handle);
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+/// Before a resumed run appends to the metrics of the run it continues:
+/// keeps their records up to `step`, dropping those of steps the resumed
+/// run does again (a run killed after its last checkpoint) and a line cut
+/// short.
+Status keepMetricsUntil(const std::string &path, uint64_t step) {
+  std::ifstream in(path);
+  if (!in)
+    return Status(); // a new file
+  std::string kept, line;
+  while (std::getline(in, line)) {
+    unsigned long long recorded;
+    if (in.eof() || std::sscanf(line.c_str(), "{\"step\": %llu", &recorded) != 1)
+      continue; // no newline: cut short
+    if (recorded <= step)
+      kept += line + "\n";
+  }
+  return writeFileAtomically(path, kept);
+}
+
+volatile std::sig_atomic_t stopSignal = 0;
+extern "C" void requestStop(int signal) { stopSignal = signal; }
+
+/// Opens a dataset as the options say: a token file, examples, or
+/// synthetic data (for training only).
+Status openData(const std::string &examples, const std::string &tokens,
+                const ModelInfo &global, const DataOrder &order,
+                const RunOptions &options, std::unique_ptr<Dataset> &out) {
+  if (!tokens.empty())
+    return Dataset::openTokens(tokens, global, order, options.tokenOptions,
+                               out);
+  if (!examples.empty())
+    return Dataset::open(examples, global, order, out);
+  out = Dataset::synthetic(global, order.seed);
+  return Status();
+}
 } // namespace
 
 int runTraining(Trainer &trainer, const RunOptions &options) {
@@ -160,59 +294,150 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
       return fail(s.message());
   }
   if (!options.resume.empty()) {
+    std::string resume = options.resume;
+    if (resume == "latest") {
+      auto saved = checkpointsIn(options.checkpointDir);
+      if (saved.empty())
+        return fail("--resume latest: no checkpoint (step-<N>.safetensors) "
+                    "in " + options.checkpointDir);
+      resume = saved.back().second;
+    }
     struct stat info;
-    bool sharded = ::stat(options.resume.c_str(), &info) == 0 &&
-                   S_ISDIR(info.st_mode);
-    if (Status s = sharded ? trainer.loadShardedCheckpoint(options.resume)
-                           : trainer.loadCheckpoint(options.resume);
+    bool sharded =
+        ::stat(resume.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+    if (Status s = sharded ? trainer.loadShardedCheckpoint(resume)
+                           : trainer.loadCheckpoint(resume);
         !s)
       return fail(s.message());
+    if (options.seedGiven && trainer.seed() != options.seed)
+      return fail("--seed " + std::to_string(options.seed) + ": " + resume +
+                  " was trained with seed " + std::to_string(trainer.seed()) +
+                  ", whose data order resuming continues (start a new run "
+                  "from it with --init)");
+    std::printf("resumed from %s at step %llu\n", resume.c_str(),
+                static_cast<unsigned long long>(trainer.stepCount()));
   }
 
+  // Data, checked before the first step. The order follows the run's seed.
   std::unique_ptr<Dataset> data, evalData;
-  if (options.data.empty()) {
-    data = Dataset::synthetic(global, options.seed);
-  } else if (Status s = Dataset::open(options.data, global, options.seed,
-                                      /*shuffle=*/true, data);
-             !s) {
+  DataOrder order{trainer.seed(), /*training=*/true};
+  if (Status s = openData(options.data, options.tokens, global, order,
+                          options, data);
+      !s)
     return fail(s.message());
-  }
-  data = forRank(std::move(data), trainer);
-  if (!options.evalData.empty()) {
-    if (Status s = Dataset::open(options.evalData, global, options.seed,
-                                 /*shuffle=*/false, evalData);
+  uint64_t perEpoch = data->batchesPerEpoch();
+  data = Dataset::prefetch(forRank(std::move(data), trainer), options.prefetch);
+  if (!options.evalData.empty() || !options.evalTokens.empty()) {
+    DataOrder evalOrder{trainer.seed(), /*training=*/false};
+    if (Status s = openData(options.evalData, options.evalTokens, global,
+                            evalOrder, options, evalData);
         !s)
       return fail(s.message());
     evalData = forRank(std::move(evalData), trainer);
   }
 
-  std::ofstream metrics;
-  if (!options.metrics.empty() && leader) {
-    metrics.open(options.metrics);
-    if (!metrics)
-      return fail(options.metrics + ": cannot write");
+  uint64_t first = trainer.stepCount(), last = options.steps;
+  if (options.epochs) {
+    if (perEpoch == 0)
+      return fail("--epochs needs data (--data or --tokens); synthetic data "
+                  "has no epochs");
+    last = *options.epochs * perEpoch;
+  }
+  if (options.scheduleEndsWithRun)
+    if (Status s = trainer.endScheduleAt(last); !s)
+      return fail("--lr-schedule: " + s.message());
+  if (first >= last) {
+    std::printf("already at step %llu of %llu: nothing to train\n",
+                static_cast<unsigned long long>(first),
+                static_cast<unsigned long long>(last));
+    return 0;
   }
 
+  std::ofstream metrics;
+  if (!options.metrics.empty() && leader) {
+    if (!options.resume.empty())
+      if (Status s = keepMetricsUntil(options.metrics, first); !s)
+        return fail(s.message());
+    metrics.open(options.metrics, options.resume.empty() ? std::ios::trunc
+                                                         : std::ios::app);
+    if (!metrics)
+      return fail(options.metrics + ": cannot write");
+    metrics << std::setprecision(std::numeric_limits<double>::max_digits10);
+  }
+  if ((options.saveEvery || !options.resume.empty()) && leader)
+    ::mkdir(options.checkpointDir.c_str(), 0777); // saving says what fails
+
+  auto save = [&](uint64_t step) -> Status {
+    std::string path = options.checkpointDir + "/step-" +
+                       std::to_string(step) + ".safetensors";
+    if (Status s = trainer.saveCheckpoint(path); !s)
+      return s;
+    if (leader && options.keepLast) {
+      auto saved = checkpointsIn(options.checkpointDir);
+      for (size_t i = 0; i + options.keepLast < saved.size(); ++i)
+        std::remove(saved[i].second.c_str());
+    }
+    return Status();
+  };
+  Evaluation evaluation;
+  bool evaluated = false; // at the current step
+  auto runEvaluation = [&](uint64_t step) -> Status {
+    if (Status s = evaluate(trainer, *evalData, *communicator, evaluation); !s)
+      return s;
+    evaluated = true;
+    if (metrics) {
+      metrics << "{\"step\": " << step << ", \"eval_loss\": "
+              << JsonNumber{evaluation.loss};
+      if (evaluation.accuracy)
+        metrics << ", \"eval_accuracy\": " << *evaluation.accuracy;
+      metrics << ", \"eval_examples\": " << evaluation.examples
+              << ", \"eval_s\": " << evaluation.seconds << "}\n";
+      metrics.flush();
+    }
+    return Status();
+  };
+  auto printEvaluation = [&](uint64_t step) {
+    std::printf("eval at step %llu: loss %.6f",
+                static_cast<unsigned long long>(step), evaluation.loss);
+    if (evaluation.accuracy)
+      std::printf("  accuracy %.4f", *evaluation.accuracy);
+    std::printf("  (%lld examples, %s s)\n",
+                static_cast<long long>(evaluation.examples),
+                readable(evaluation.seconds).c_str());
+  };
+
+  // A signal ends the run after the step it interrupts, with a checkpoint.
+  std::signal(SIGINT, requestStop);
+  std::signal(SIGTERM, requestStop);
+
   bool terminal = ::isatty(STDOUT_FILENO);
-  uint64_t first = trainer.stepCount(), last = first + options.steps;
   StepResult result;
-  uint64_t skipped = 0;
+  uint64_t skipped = 0, step = first;
   auto start = std::chrono::steady_clock::now();
+  double stepSeconds = 0, dataSeconds = 0;
   Batch batch;
-  for (uint64_t step = first; step < last; ++step) {
+  bool interrupted = false;
+  for (; step < last; ++step) {
+    auto dataStart = std::chrono::steady_clock::now();
     if (Status s = data->batch(step, batch); !s)
       return fail(s.message());
-    // samples_per_s measures the step, not the data source (a loader runs
-    // beside training in a real pipeline).
     auto stepStart = std::chrono::steady_clock::now();
     if (Status s = trainer.setBatch(batch); !s)
       return fail(s.message());
     if (Status s = trainer.step(result); !s)
       return fail(s.message() + "; nothing was saved");
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - stepStart)
-                         .count();
+    auto stepEnd = std::chrono::steady_clock::now();
+    double seconds = std::chrono::duration<double>(stepEnd - stepStart).count();
+    double waited = std::chrono::duration<double>(stepStart - dataStart).count();
+    stepSeconds += seconds;
+    dataSeconds += waited;
+    double elapsed = std::chrono::duration<double>(stepEnd - start).count();
+    uint64_t done = step + 1;
+    evaluated = false;
+    // samples_per_s measures the step; data_s is the wait for its batch
+    // (none while prefetching keeps up).
     double samplesPerSecond = model.batchSize / seconds;
+    double epoch = perEpoch ? static_cast<double>(done) / perEpoch : 0;
     if (step == first && !options.dumpGrads.empty()) {
       TensorFile grads = trainer.gradients(); // every rank gathers
       if (leader)
@@ -221,13 +446,16 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
     }
     skipped += result.skipped;
     if (metrics) {
-      metrics << std::setprecision(std::numeric_limits<double>::max_digits10)
-              << "{\"step\": " << step + 1
+      metrics << "{\"step\": " << done
               << ", \"loss\": " << JsonNumber{result.loss}
               << ", \"lr\": " << result.lr
               << ", \"grad_norm\": " << JsonNumber{result.gradNorm}
               << ", \"samples_per_s\": " << samplesPerSecond
-              << ", \"peak_bytes\": " << result.peakBytes
+              << ", \"step_s\": " << seconds << ", \"data_s\": " << waited
+              << ", \"elapsed_s\": " << elapsed;
+      if (perEpoch)
+        metrics << ", \"epoch\": " << epoch;
+      metrics << ", \"peak_bytes\": " << result.peakBytes
               << ", \"heap_bytes\": " << result.heapBytes;
       if (model.ranks > 1)
         metrics << ", \"communicated_elements\": "
@@ -235,40 +463,99 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
       if (model.lossScaling)
         metrics << ", \"loss_scale\": " << result.lossScale
                 << ", \"skipped\": " << (result.skipped ? "true" : "false");
-      metrics << "}\n";
+      metrics << "}\n" << std::flush; // what a kill leaves is whole lines
+
     }
-    if (!leader)
-      continue;
-    if (terminal)
-      printProgress(step + 1 - first, options.steps, result.loss,
-                    samplesPerSecond);
-    else if ((step + 1) % 10 == 0 || step + 1 == last || step == first ||
-             result.skipped) {
-      std::printf("step %llu  loss %.6f  grad_norm %.4f  lr %.3g  %.0f "
-                  "samples/s",
-                  static_cast<unsigned long long>(step + 1), result.loss,
-                  result.gradNorm, result.lr, samplesPerSecond);
-      if (model.lossScaling)
-        std::printf("  scale %g%s", result.lossScale,
-                    result.skipped ? "  skipped (overflow)" : "");
-      std::printf("\n");
+    if (evalData && options.evalEvery && done % options.evalEvery == 0 &&
+        done != last) {
+      if (Status s = runEvaluation(done); !s)
+        return fail(s.message());
+      if (terminal)
+        std::printf("\n");
+      printEvaluation(done);
+    }
+    if (leader) {
+      double eta = elapsed / (done - first) * (last - done);
+      std::string epochText;
+      if (perEpoch)
+        epochText = "  epoch " + std::to_string(step / perEpoch + 1) + "/" +
+                    std::to_string((last + perEpoch - 1) / perEpoch);
+      if (terminal) {
+        const int width = 24;
+        int filled = static_cast<int>(width * (done - first) / (last - first));
+        std::printf("\r[%s%s] %llu/%llu%s  loss %.4f  %s samples/s  ETA %s ",
+                    std::string(filled, '#').c_str(),
+                    std::string(width - filled, '.').c_str(),
+                    static_cast<unsigned long long>(done),
+                    static_cast<unsigned long long>(last), epochText.c_str(),
+                    result.loss, readable(samplesPerSecond).c_str(),
+                    duration(eta).c_str());
+        std::fflush(stdout);
+      } else if (done % options.logEvery == 0 || done == last ||
+                 step == first || result.skipped) {
+        std::printf("step %llu/%llu%s  loss %.6f  grad_norm %.4f  lr %.3g  "
+                    "%s samples/s  ETA %s",
+                    static_cast<unsigned long long>(done),
+                    static_cast<unsigned long long>(last), epochText.c_str(),
+                    result.loss, result.gradNorm, result.lr,
+                    readable(samplesPerSecond).c_str(), duration(eta).c_str());
+        if (model.lossScaling)
+          std::printf("  scale %g%s", result.lossScale,
+                      result.skipped ? "  skipped (overflow)" : "");
+        std::printf("\n");
+        std::fflush(stdout);
+      }
+    }
+    bool stop = stopSignal != 0;
+    if (communicator->size() > 1) { // every rank stops at the same step
+      double flag = stop;
+      if (Status s = communicator->allReduce(&flag, 1, DType::F64,
+                                             Reduction::Sum);
+          !s)
+        return fail(s.message());
+      stop = flag > 0;
+    }
+    if (stop || (options.saveEvery && done % options.saveEvery == 0)) {
+      if (Status s = save(done); !s)
+        return fail(s.message());
+    }
+    if (stop) {
+      interrupted = true;
+      ++step;
+      break;
     }
   }
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   if (terminal && leader)
     std::printf("\n");
+  if (interrupted) {
+    std::printf("stopped by signal %d after step %llu: saved %s/step-%llu."
+                "safetensors; go on with --resume latest\n",
+                static_cast<int>(stopSignal),
+                static_cast<unsigned long long>(step),
+                options.checkpointDir.c_str(),
+                static_cast<unsigned long long>(step));
+    return 0;
+  }
   double total = std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - start)
                      .count();
-  std::printf("trained %llu steps in %.2f s (%.0f samples/s), final loss "
+  uint64_t trained = last - first;
+  std::printf("trained %llu steps in %.2f s (%s samples/s), final loss "
               "%.6f\n",
-              static_cast<unsigned long long>(options.steps), total,
-              options.steps * model.batchSize / std::max(total, 1e-9),
+              static_cast<unsigned long long>(trained), total,
+              readable(trained * model.batchSize / std::max(stepSeconds, 1e-9))
+                  .c_str(),
               result.loss);
+  if (dataSeconds > 0.01 * total && dataSeconds > 0.1)
+    std::printf("waited %.2f s for data (--prefetch %u)\n", dataSeconds,
+                options.prefetch);
   if (model.lossScaling)
     std::printf("loss scaling: %llu of %llu steps skipped on overflow, "
                 "scale now %g\n",
                 static_cast<unsigned long long>(skipped),
-                static_cast<unsigned long long>(options.steps),
+                static_cast<unsigned long long>(trained),
                 trainer.lossScale());
   if (model.ranks > 1)
     std::printf("ZeRO stage %lld on %lld ranks: %lld elements communicated "
@@ -283,17 +570,14 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
               result.peakBytes / 1048576.0);
 
   if (evalData) {
-    double loss = 0;
-    std::optional<double> accuracy;
-    if (Status s = evaluate(trainer, *evalData, *communicator, loss, accuracy);
-        !s)
-      return fail(s.message());
-    std::printf("eval: loss %.6f", loss);
-    if (accuracy)
-      std::printf("  accuracy %.4f", *accuracy);
-    std::printf("  (%llu batches)\n",
-                static_cast<unsigned long long>(evalData->batchesPerEpoch()));
+    if (!evaluated)
+      if (Status s = runEvaluation(last); !s)
+        return fail(s.message());
+    printEvaluation(last);
   }
+  if (options.saveEvery && last % options.saveEvery != 0)
+    if (Status s = save(last); !s)
+      return fail(s.message());
   if (!options.save.empty()) {
     if (Status s = trainer.saveCheckpoint(options.save); !s)
       return fail(s.message());

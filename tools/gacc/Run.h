@@ -2,6 +2,7 @@
 #ifndef GACC_TOOLS_GACC_RUN_H
 #define GACC_TOOLS_GACC_RUN_H
 
+#include "gacc/runtime/Dataset.h"
 #include "gacc/runtime/Trainer.h"
 
 #include <optional>
@@ -10,11 +11,38 @@
 namespace gacc {
 
 struct RunOptions {
+  // How long: until step `steps` (counted from the start of training, so a
+  // resumed run does the rest), or `epochs` passes over the data.
   uint64_t steps = 100;
+  std::optional<uint64_t> epochs;
+  /// Initialization and data order; a resumed run goes on with its
+  /// checkpoint's (an explicitly different one is an error).
   uint64_t seed = 0;
+  bool seedGiven = false;
   std::optional<double> lr;
-  std::string data, evalData, init, save, saveSharded, resume, metrics,
-      dumpGrads;
+  /// Whether a decaying schedule ends at the run's last step (its total
+  /// was not given when it was compiled).
+  bool scheduleEndsWithRun = false;
+
+  // Data: a .safetensors file or .npy directory, or a token file; none
+  // gives synthetic data. Evaluation every `evalEvery` steps and at the
+  // end.
+  std::string data, tokens, evalData, evalTokens;
+  rt::TokenFileOptions tokenOptions;
+  uint64_t evalEvery = 0;
+  unsigned prefetch = 4;
+
+  // Checkpoints: `checkpointDir`/step-<N>.safetensors every `saveEvery`
+  // steps (and when a signal stops the run), the newest `keepLast` kept
+  // (0: all); `resume` is a checkpoint, a sharded directory or "latest"
+  // (the newest in `checkpointDir`).
+  std::string init, save, saveSharded, resume,
+      checkpointDir = "checkpoints";
+  uint64_t saveEvery = 0, keepLast = 0;
+
+  // Output: progress on a terminal, else a line every `logEvery` steps.
+  std::string metrics, dumpGrads;
+  uint64_t logEvery = 10;
 };
 
 /// Trains with `trainer` as the options say; prints progress and a summary

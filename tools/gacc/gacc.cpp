@@ -36,6 +36,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -76,11 +77,13 @@ static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                       cl::sub(runCommand), cl::sub(planCommand),
                                       cl::sub(consolidateCommand),
                                       cl::sub(exportCommand));
+static cl::OptionCategory modelCategory("Model and optimizer options");
 static cl::opt<std::string>
     stepName("step",
              cl::desc("The gacc.train_step to use when the model has several"),
              cl::value_desc("name"), cl::sub(compileCommand),
-             cl::sub(runCommand), cl::sub(planCommand));
+             cl::sub(runCommand), cl::sub(planCommand),
+             cl::cat(modelCategory));
 
 static cl::OptionCategory compileCategory("Compile options");
 static cl::opt<std::string> outputPath(
@@ -135,21 +138,13 @@ static cl::opt<std::string> target(
     cl::init("cpu"), cl::sub(compileCommand), cl::sub(runCommand),
     cl::cat(compileCategory));
 
-static cl::OptionCategory runCategory("Training options");
-static cl::opt<uint64_t> steps("steps", cl::desc("Optimizer steps to run"),
-                               cl::init(100), cl::sub(runCommand),
-                               cl::cat(runCategory));
-static cl::opt<uint64_t> seed("seed",
-                              cl::desc("Seed of initialization and data order"),
-                              cl::init(0), cl::sub(runCommand),
-                              cl::cat(runCategory));
 static cl::opt<std::string> lora(
     "lora",
     cl::desc("Train low-rank adapters instead of the model (as peft): "
              "rank=8,alpha=16,dropout=0.05,targets=REGEX, the regular "
              "expression over whole parameter names (gacc-lora)"),
     cl::value_desc("options"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(runCategory));
+    cl::sub(planCommand), cl::cat(modelCategory));
 static cl::opt<std::string> optimizerName(
     "optimizer",
     cl::desc("Train with this optimizer instead of the model's: sgd, adam, "
@@ -157,69 +152,158 @@ static cl::opt<std::string> optimizerName(
              "transformers' --optim adafactor), keeping its learning rate "
              "and weight decay"),
     cl::value_desc("name"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(runCategory));
+    cl::sub(planCommand), cl::cat(modelCategory));
 static cl::opt<std::string> lrSchedule(
     "lr-schedule",
     cl::desc("Learning-rate schedule: constant, or cosine, linear or "
              "polynomial after a linear warmup, as KIND,warmup=N,total=N,"
-             "min_lr=X,power=X (gacc run: total defaults to --steps)"),
+             "min_lr=X,power=X (gacc run: total defaults to the run's last "
+             "step)"),
     cl::value_desc("spec"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(runCategory));
+    cl::sub(planCommand), cl::cat(modelCategory));
 static cl::opt<std::string> learningRate(
     "lr", cl::desc("Base learning rate (default: the optimizer's)"),
     cl::value_desc("X"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(runCategory));
+    cl::sub(planCommand), cl::cat(modelCategory));
 static cl::opt<std::string> weightDecay(
     "weight-decay", cl::desc("Weight decay (default: the optimizer's)"),
     cl::value_desc("X"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(runCategory));
+    cl::sub(planCommand), cl::cat(modelCategory));
 static cl::opt<std::string> gradClip(
     "grad-clip",
     cl::desc("Clip the global gradient norm to this (default: the step's "
              "grad_clip_norm)"),
     cl::value_desc("X"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(runCategory));
-static cl::opt<std::string> dataPath(
-    "data",
-    cl::desc("Training data: a .safetensors file or a directory of "
-             "<input>.npy files (default: synthetic data)"),
-    cl::value_desc("path"), cl::sub(runCommand), cl::cat(runCategory));
-static cl::opt<std::string> evalDataPath(
-    "eval-data", cl::desc("Evaluation data, same formats: loss and accuracy"),
-    cl::value_desc("path"), cl::sub(runCommand), cl::cat(runCategory));
-static cl::opt<std::string>
-    initPath("init", cl::desc("Load initial parameters (.safetensors)"),
-             cl::value_desc("file"), cl::sub(runCommand), cl::cat(runCategory));
-static cl::opt<std::string> savePath(
-    "save",
-    cl::desc("Save parameters, optimizer state and step (.safetensors)"),
-    cl::value_desc("file"), cl::sub(runCommand), cl::cat(runCategory));
-static cl::opt<std::string> saveShardedPath(
-    "save-sharded",
-    cl::desc("ZeRO: save one file per rank and an index into a directory, "
-             "without gathering"),
-    cl::value_desc("dir"), cl::sub(runCommand), cl::cat(runCategory));
-static cl::opt<std::string> resumePath(
-    "resume",
-    cl::desc("Continue from a checkpoint of --save, or a directory of "
-             "--save-sharded"),
-    cl::value_desc("file|dir"), cl::sub(runCommand), cl::cat(runCategory));
-static cl::opt<std::string> metricsPath(
-    "metrics",
-    cl::desc("Write one JSON object per step (step, loss, lr, grad_norm, "
-             "samples_per_s)"),
-    cl::value_desc("file.jsonl"), cl::sub(runCommand), cl::cat(runCategory));
+    cl::sub(planCommand), cl::cat(modelCategory));
+
+static cl::OptionCategory runCategory("Training options");
+static cl::opt<uint64_t>
+    steps("steps",
+          cl::desc("Train until this step (default 100; a resumed run does "
+                   "the rest)"),
+          cl::value_desc("N"), cl::init(100), cl::sub(runCommand),
+          cl::cat(runCategory));
+static cl::opt<uint64_t>
+    epochs("epochs",
+           cl::desc("Train for this many passes over the data instead"),
+           cl::value_desc("N"), cl::sub(runCommand), cl::cat(runCategory));
+static cl::opt<uint64_t> seed("seed",
+                              cl::desc("Seed of initialization and data order"),
+                              cl::value_desc("N"), cl::init(0),
+                              cl::sub(runCommand), cl::cat(runCategory));
 static cl::opt<unsigned> threadCount(
     "threads",
     cl::desc("Threads the step runs on (default: $GACC_NUM_THREADS, else "
              "every core); results do not depend on it"),
     cl::value_desc("N"), cl::init(0), cl::sub(runCommand),
     cl::cat(runCategory));
+
+static cl::OptionCategory dataCategory("Data options");
+static cl::opt<std::string> dataPath(
+    "data",
+    cl::desc("Training examples: a .safetensors file or a directory of "
+             "<input>.npy files (default: synthetic data)"),
+    cl::value_desc("path"), cl::sub(runCommand), cl::cat(dataCategory));
+static cl::opt<std::string> tokensPath(
+    "tokens",
+    cl::desc("Training text: a token file (nanoGPT's train.bin), read in "
+             "windows of the context + 1 tokens"),
+    cl::value_desc("file"), cl::sub(runCommand), cl::cat(dataCategory));
+static cl::opt<gacc::rt::TokenFileOptions::Width> tokenWidth(
+    "token-dtype", cl::desc("The token files' integers"),
+    cl::values(clEnumValN(gacc::rt::TokenFileOptions::Width::U16, "uint16",
+                          "2 bytes (the default; vocabularies to 65536)"),
+               clEnumValN(gacc::rt::TokenFileOptions::Width::U32, "uint32",
+                          "4 bytes")),
+    cl::init(gacc::rt::TokenFileOptions::Width::U16), cl::sub(runCommand),
+    cl::cat(dataCategory));
+static cl::opt<gacc::rt::TokenFileOptions::Sampling> tokenSampling(
+    "token-sampling", cl::desc("How training windows are drawn"),
+    cl::values(clEnumValN(gacc::rt::TokenFileOptions::Sampling::Epochs, "epochs",
+                          "every non-overlapping window once per epoch, "
+                          "shuffled (the default)"),
+               clEnumValN(gacc::rt::TokenFileOptions::Sampling::Random, "random",
+                          "uniform random starts, as nanoGPT's get_batch")),
+    cl::init(gacc::rt::TokenFileOptions::Sampling::Epochs), cl::sub(runCommand),
+    cl::cat(dataCategory));
+static cl::opt<std::string> evalDataPath(
+    "eval-data",
+    cl::desc("Evaluation examples, as --data: the loss (and a classifier's "
+             "accuracy) over every one"),
+    cl::value_desc("path"), cl::sub(runCommand), cl::cat(dataCategory));
+static cl::opt<std::string> evalTokensPath(
+    "eval-tokens",
+    cl::desc("Evaluation text, as --tokens: the loss over every window"),
+    cl::value_desc("file"), cl::sub(runCommand), cl::cat(dataCategory));
+static cl::opt<uint64_t> evalEvery(
+    "eval-every",
+    cl::desc("Evaluate every N steps as well as at the end"),
+    cl::value_desc("N"), cl::init(0), cl::sub(runCommand),
+    cl::cat(dataCategory));
+static cl::opt<unsigned> prefetchDepth(
+    "prefetch",
+    cl::desc("Batches a background thread prepares ahead of the step "
+             "(default 4; 0 reads each when the step needs it)"),
+    cl::value_desc("N"), cl::init(4), cl::sub(runCommand),
+    cl::cat(dataCategory));
+
+static cl::OptionCategory checkpointCategory("Checkpoint options");
+static cl::opt<std::string>
+    initPath("init", cl::desc("Load initial parameters (.safetensors)"),
+             cl::value_desc("file"), cl::sub(runCommand),
+             cl::cat(checkpointCategory));
+static cl::opt<std::string> savePath(
+    "save",
+    cl::desc("At the end, save parameters, optimizer state and step "
+             "(.safetensors)"),
+    cl::value_desc("file"), cl::sub(runCommand), cl::cat(checkpointCategory));
+static cl::opt<std::string> saveShardedPath(
+    "save-sharded",
+    cl::desc("ZeRO: at the end, save one file per rank and an index into a "
+             "directory, without gathering"),
+    cl::value_desc("dir"), cl::sub(runCommand), cl::cat(checkpointCategory));
+static cl::opt<uint64_t> saveEvery(
+    "save-every",
+    cl::desc("Save a checkpoint every N steps (and at the end) into "
+             "--checkpoint-dir; a signal (Ctrl-C, SIGTERM) saves one too"),
+    cl::value_desc("N"), cl::init(0), cl::sub(runCommand),
+    cl::cat(checkpointCategory));
+static cl::opt<uint64_t> keepLast(
+    "keep-last",
+    cl::desc("Keep only the newest K checkpoints of --save-every"),
+    cl::value_desc("K"), cl::init(0), cl::sub(runCommand),
+    cl::cat(checkpointCategory));
+static cl::opt<std::string> checkpointDir(
+    "checkpoint-dir",
+    cl::desc("Where periodic checkpoints go, as step-<N>.safetensors "
+             "(default: checkpoints)"),
+    cl::value_desc("dir"), cl::init("checkpoints"), cl::sub(runCommand),
+    cl::cat(checkpointCategory));
+static cl::opt<std::string> resumePath(
+    "resume",
+    cl::desc("Continue from a checkpoint, a directory of --save-sharded, or "
+             "'latest' (the newest in --checkpoint-dir)"),
+    cl::value_desc("file|dir|latest"), cl::sub(runCommand),
+    cl::cat(checkpointCategory));
+
+static cl::OptionCategory outputCategory("Output options");
+static cl::opt<std::string> metricsPath(
+    "metrics",
+    cl::desc("Write one JSON object per step (loss, lr, grad_norm, "
+             "samples_per_s, timing, epoch) and per evaluation (gacc plot "
+             "draws them)"),
+    cl::value_desc("file.jsonl"), cl::sub(runCommand),
+    cl::cat(outputCategory));
+static cl::opt<uint64_t> logEvery(
+    "log-every",
+    cl::desc("Not on a terminal: print a line every N steps (default 10)"),
+    cl::value_desc("N"), cl::init(10), cl::sub(runCommand),
+    cl::cat(outputCategory));
 static cl::opt<std::string> dumpGradsPath(
     "dump-grads",
     cl::desc("Write the first step's gradients, named like the parameters"),
     cl::value_desc("file.safetensors"), cl::sub(runCommand),
-    cl::cat(runCategory));
+    cl::cat(outputCategory));
 
 static cl::OptionCategory batchCategory("Batch options");
 static cl::opt<std::string> globalBatch(
@@ -274,7 +358,8 @@ static cl::opt<std::string> precision(
 static cl::opt<std::string> ranks(
     "ranks",
     cl::desc("ZeRO data-parallel ranks: the step for one of N processes, each "
-             "reading batch/N examples (run it with mpirun -np N)"),
+             "reading batch/N examples (gacc run under mpirun -np N: N "
+             "by default)"),
     cl::value_desc("N"), cl::sub(compileCommand), cl::sub(runCommand),
     cl::sub(planCommand), cl::cat(transformCategory));
 static cl::opt<std::string> zeroStage(
@@ -303,6 +388,19 @@ static cl::opt<std::string> *const trainingFlags[] = {
     &optimizerName,     &lrSchedule,   &learningRate, &weightDecay,
     &gradClip};
 
+/// Whether gacc run lets a decaying --lr-schedule end at the run's last
+/// step (its total not given): Run.cpp sets it once the data says when.
+static bool scheduleEndsWithRun = false;
+
+/// The ranks of the MPI job this process is in (Open MPI's or MPICH's
+/// variables), 1 outside one.
+static int mpiWorldSize() {
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char *size = std::getenv(name))
+      return std::max(1, std::atoi(size));
+  return 1;
+}
+
 /// The training options the flags give; one not given leaves it to the
 /// model. A value its option cannot parse is an error.
 static mlir::LogicalResult
@@ -312,14 +410,22 @@ trainingOptions(mlir::gacc::TrainingPipelineOptions &options) {
     if (!flag->getNumOccurrences())
       continue;
     std::string value = flag->getValue();
-    // A schedule that `gacc run` trains through ends with its steps (a
-    // resumed run's --steps are only the rest: the total is given then).
-    if (flag == &lrSchedule && runCommand && resumePath.empty() &&
-        value.find("total=") == std::string::npos && value != "constant")
-      value += ",total=" + std::to_string(steps);
+    // A schedule that `gacc run` trains through ends with the run, whose
+    // last step is known once the data is (--epochs): compiled with a total
+    // no run reaches, and set then (one compiled step serves every length).
+    if (flag == &lrSchedule && runCommand &&
+        value.find("total=") == std::string::npos && value != "constant") {
+      value += ",total=" + std::to_string(UINT32_MAX);
+      scheduleEndsWithRun = true;
+    }
     text +=
         ((text.empty() ? "" : " ") + flag->ArgStr + "={" + value + "}").str();
   }
+  // Under mpirun, a step compiled just in time is for the world's ranks,
+  // as torchrun and DeepSpeed users expect.
+  if (runCommand && !ranks.getNumOccurrences() && mpiWorldSize() > 1)
+    text += (text.empty() ? "" : " ") + std::string("ranks={") +
+            std::to_string(mpiWorldSize()) + "}";
   options.seed = seed.getValue();
   return options.parseFromString(text);
 }
@@ -501,16 +607,45 @@ static int compile(LoadedModel &model) {
 static gacc::RunOptions runOptions() {
   gacc::RunOptions options;
   options.steps = steps;
+  if (epochs.getNumOccurrences())
+    options.epochs = epochs;
   options.seed = seed;
+  options.seedGiven = seed.getNumOccurrences() > 0;
+  options.scheduleEndsWithRun = scheduleEndsWithRun;
   options.data = dataPath;
+  options.tokens = tokensPath;
   options.evalData = evalDataPath;
+  options.evalTokens = evalTokensPath;
+  options.tokenOptions.width = tokenWidth;
+  options.tokenOptions.sampling = tokenSampling;
+  options.evalEvery = evalEvery;
+  options.prefetch = prefetchDepth;
   options.init = initPath;
   options.save = savePath;
   options.saveSharded = saveShardedPath;
   options.resume = resumePath;
+  options.checkpointDir = checkpointDir;
+  options.saveEvery = saveEvery;
+  options.keepLast = keepLast;
   options.metrics = metricsPath;
+  options.logEvery = std::max<uint64_t>(logEvery, 1);
   options.dumpGrads = dumpGradsPath;
   return options;
+}
+
+/// The run's flags that contradict each other; empty if none.
+static std::string conflictingRunFlags() {
+  if (epochs.getNumOccurrences() && steps.getNumOccurrences())
+    return "give --steps or --epochs, not both";
+  if (!dataPath.empty() && !tokensPath.empty())
+    return "give --data or --tokens, not both";
+  if (!evalDataPath.empty() && !evalTokensPath.empty())
+    return "give --eval-data or --eval-tokens, not both";
+  if (evalEvery && evalDataPath.empty() && evalTokensPath.empty())
+    return "--eval-every needs --eval-data or --eval-tokens";
+  if (keepLast && !saveEvery)
+    return "--keep-last needs --save-every";
+  return "";
 }
 
 /// Whether `path` is an artifact: named .gacc (so that a damaged one gets
@@ -561,7 +696,8 @@ static int runArtifact() {
 
 /// MLIR's pass-manager, context and printer flags (-mlir-print-ir-after-all,
 /// -mlir-timing, ...) for every subcommand: they register at the top level,
-/// so re-register them with the subcommands.
+/// so re-register them with the subcommands, listed by --help-hidden only
+/// (they are for compiler debugging, and would bury gacc's own).
 static void registerMlirOptions() {
   mlir::registerPassManagerCLOptions();
   mlir::registerMLIRContextCLOptions();
@@ -573,6 +709,7 @@ static void registerMlirOptions() {
       mlirOptions.push_back(option);
   for (cl::Option *option : mlirOptions) {
     option->removeArgument();
+    option->setHiddenFlag(cl::Hidden);
     for (cl::SubCommand *sub : {&compileCommand, &runCommand, &planCommand})
       option->addSubCommand(*sub);
     option->addArgument();
@@ -658,6 +795,11 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  if (runCommand)
+    if (std::string conflict = conflictingRunFlags(); !conflict.empty()) {
+      errs() << "gacc run: error: " << conflict << "\n";
+      return 1;
+    }
   if (runCommand && threadCount.getNumOccurrences()) {
     if (threadCount == 0) {
       errs() << "gacc run: error: --threads must be at least 1\n";

@@ -13,6 +13,7 @@
 #include "gacc/runtime/Trainer.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
@@ -102,6 +103,7 @@ TensorFile Trainer::checkpoint() const {
   file.metadata = modelMetadata(model_);
   file.metadata["format"] = kCheckpointFormat;
   file.metadata["version"] = "1";
+  file.metadata["seed"] = std::to_string(seed_);
   return file;
 }
 
@@ -245,7 +247,19 @@ Status Trainer::restore(const TensorFile &file, const std::string &origin) {
     resetLossScale();
   step_ = static_cast<uint64_t>(*step);
   optimizerStep_ = static_cast<uint64_t>(*optimizerStep);
+  restoreSeed(file.metadata);
   return Status();
+}
+
+void Trainer::restoreSeed(const std::map<std::string, std::string> &metadata) {
+  // (Checkpoints from before the seed was saved keep the current one.)
+  auto it = metadata.find("seed");
+  if (it == metadata.end())
+    return;
+  char *end = nullptr;
+  unsigned long long seed = std::strtoull(it->second.c_str(), &end, 10);
+  if (end && *end == '\0' && !it->second.empty())
+    seed_ = seed;
 }
 
 Status Trainer::saveCheckpoint(const std::string &path) const {
@@ -295,6 +309,7 @@ Status Trainer::saveShardedCheckpoint(const std::string &dir) const {
   file.metadata["rank"] = std::to_string(rank());
   file.metadata["ranks"] = std::to_string(ranks);
   file.metadata["zero_stage"] = std::to_string(model_.zeroStage);
+  file.metadata["seed"] = std::to_string(seed_);
   ::mkdir(dir.c_str(), 0777); // an existing one is fine; writing says more
   Status written =
       writeSafetensors(dir + "/" + shardFileName(rank(), ranks), file);
@@ -386,6 +401,7 @@ Status Trainer::loadShardedCheckpoint(const std::string &dir) {
     write(*state_, *slot, file.tensors.at(slot->name));
   step_ = static_cast<uint64_t>(*readCounter(file, "step"));
   optimizerStep_ = static_cast<uint64_t>(*readCounter(file, "optimizer_step"));
+  restoreSeed(file.metadata);
   return Status();
 }
 
@@ -440,7 +456,7 @@ Status consolidateCheckpoint(const std::string &dir, TensorFile &out) {
       return Status::error(dir + ": rank 0's file lacks '" + counter + "'");
     out.tensors.emplace(counter, it->second);
   }
-  for (const char *key : {"parameters", "lora"})
+  for (const char *key : {"parameters", "lora", "seed"})
     if (auto it = shards[0].metadata.find(key); it != shards[0].metadata.end())
       out.metadata[key] = it->second;
   out.metadata["format"] = kCheckpointFormat;

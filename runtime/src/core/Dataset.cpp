@@ -1,15 +1,20 @@
 //===- Dataset.cpp - batches for a model's inputs ---------------------------===//
 
 #include "gacc/runtime/Dataset.h"
+#include "gacc/runtime/File.h"
 #include "gacc/runtime/Init.h"
 #include "gacc/runtime/Npy.h"
 #include "gacc/runtime/Safetensors.h"
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <numeric>
 #include <sys/stat.h>
+#include <thread>
 
 namespace gacc::rt {
 
@@ -18,41 +23,79 @@ bool isIdInput(const Input &input) {
   return input.kind == InputKind::Labels || input.kind == InputKind::Tokens;
 }
 
-/// Examples held in memory, one [N, ...] tensor per input.
+/// One input's examples: [N, ...] of `dtype` at `data`, in a tensor the
+/// dataset holds or in a mapped file (`file`, whose pages are given back
+/// once read).
+struct ExampleArray {
+  DType dtype;
+  std::vector<int64_t> shape;
+  const std::byte *data;
+  const MappedFile *file = nullptr;
+};
+
+/// The rows of batch `index` (of `batchSize`) of an evaluation pass over
+/// `count` examples: file order, the rows past the end repeating the
+/// batch's first.
+int64_t evaluationRow(uint64_t index, int64_t row, int64_t batchSize,
+                      int64_t count) {
+  int64_t example = static_cast<int64_t>(index) * batchSize + row;
+  return example < count ? example : static_cast<int64_t>(index) * batchSize;
+}
+
+/// Examples of a .safetensors file or a directory of .npy files.
 class FileDataset : public Dataset {
 public:
-  FileDataset(const ModelInfo &model, Batch examples, int64_t count,
-              uint64_t seed, bool shuffle)
-      : model_(model), examples_(std::move(examples)), count_(count),
-        seed_(seed), shuffle_(shuffle) {}
+  FileDataset(const ModelInfo &model, std::map<std::string, ExampleArray> arrays,
+              int64_t count, const DataOrder &order, Batch owned,
+              std::vector<std::unique_ptr<MappedFile>> mapped)
+      : model_(model), arrays_(std::move(arrays)), count_(count),
+        order_(order), owned_(std::move(owned)), mapped_(std::move(mapped)) {}
 
   uint64_t batchesPerEpoch() const override {
-    return static_cast<uint64_t>(count_ / model_.batchSize);
+    int64_t batchSize = model_.batchSize;
+    return static_cast<uint64_t>(order_.training
+                                     ? count_ / batchSize
+                                     : (count_ + batchSize - 1) / batchSize);
+  }
+
+  int64_t realRows(uint64_t step) const override {
+    if (order_.training)
+      return model_.batchSize;
+    int64_t first = static_cast<int64_t>(step % batchesPerEpoch()) *
+                    model_.batchSize;
+    return std::min<int64_t>(model_.batchSize, count_ - first);
   }
 
   Status batch(uint64_t step, Batch &out) override {
     uint64_t perEpoch = batchesPerEpoch();
     uint64_t epoch = step / perEpoch, index = step % perEpoch;
-    if (epoch != cachedEpoch_) {
-      order_.resize(count_);
-      std::iota(order_.begin(), order_.end(), 0);
-      if (shuffle_) { // Fisher-Yates from a per-epoch stream
-        Random random(mixSeeds(seed_, epoch));
-        for (int64_t i = count_ - 1; i > 0; --i)
-          std::swap(order_[i], order_[random.below(i + 1)]);
-      }
+    if (order_.training && epoch != cachedEpoch_) {
+      permutation_.resize(count_);
+      std::iota(permutation_.begin(), permutation_.end(), 0);
+      // Fisher-Yates from a per-epoch stream.
+      Random random(mixSeeds(order_.seed, epoch));
+      for (int64_t i = count_ - 1; i > 0; --i)
+        std::swap(permutation_[i], permutation_[random.below(i + 1)]);
       cachedEpoch_ = epoch;
     }
     out.clear();
     int64_t batchSize = model_.batchSize;
     for (const Input &input : model_.inputs) {
-      const Tensor &all = examples_.at(input.slot.name);
+      const ExampleArray &all = arrays_.at(input.slot.name);
       Tensor tensor(input.slot.dtype, input.slot.shape);
       size_t rowBytes = tensor.byteSize() / batchSize;
-      for (int64_t row = 0; row < batchSize; ++row)
-        std::memcpy(tensor.data() + row * rowBytes,
-                    all.data() + order_[index * batchSize + row] * rowBytes,
+      for (int64_t row = 0; row < batchSize; ++row) {
+        int64_t example =
+            order_.training
+                ? permutation_[index * batchSize + row]
+                : evaluationRow(index, row, batchSize, count_);
+        size_t offset = example * rowBytes;
+        std::memcpy(tensor.data() + row * rowBytes, all.data + offset,
                     rowBytes);
+        if (all.file)
+          all.file->releasePages(all.data - all.file->data() + offset,
+                                 rowBytes);
+      }
       out.emplace(input.slot.name, std::move(tensor));
     }
     return Status();
@@ -60,58 +103,79 @@ public:
 
 private:
   const ModelInfo &model_;
-  Batch examples_;
+  std::map<std::string, ExampleArray> arrays_;
   int64_t count_;
-  uint64_t seed_;
-  bool shuffle_;
-  std::vector<int64_t> order_;
+  DataOrder order_;
+  Batch owned_; ///< the tensors of a .safetensors file
+  std::vector<std::unique_ptr<MappedFile>> mapped_; ///< the .npy files
+  std::vector<int64_t> permutation_;
   uint64_t cachedEpoch_ = UINT64_MAX;
 };
 
+/// Checks that the ids in [begin, end) of `ids` lie in [0, classes) (or
+/// are the ignore index); reading a mapped file, gives its pages back.
+Status checkIds(const std::string &path, const Input &input,
+                const ExampleArray &ids, int64_t begin, int64_t end) {
+  const int64_t chunk = 1 << 20;
+  size_t width = byteWidth(ids.dtype);
+  for (int64_t start = begin; start < end; start += chunk) {
+    int64_t stop = std::min(end, start + chunk);
+    for (int64_t i = start; i < stop; ++i) {
+      double id = loadElement(ids.dtype, ids.data, i);
+      bool ignored = input.ignoreIndex && id == *input.ignoreIndex;
+      if (!ignored && (id < 0 || id >= input.classes))
+        return Status::error(path + ": input '" + input.slot.name +
+                             "' element " + std::to_string(i) + " is " +
+                             std::to_string(int64_t(id)) + ", outside [0, " +
+                             std::to_string(input.classes) + ")");
+    }
+    if (ids.file)
+      ids.file->releasePages(ids.data - ids.file->data() + start * width,
+                             (stop - start) * width);
+  }
+  return Status();
+}
+
 Status checkExamples(const std::string &path, const ModelInfo &model,
-                     const Batch &examples, int64_t &count) {
+                     const std::map<std::string, ExampleArray> &arrays,
+                     const DataOrder &order, int64_t &count) {
   count = -1;
   for (const Input &input : model.inputs) {
-    auto it = examples.find(input.slot.name);
-    if (it == examples.end())
+    auto it = arrays.find(input.slot.name);
+    if (it == arrays.end())
       return Status::error(path + ": no data for input '" + input.slot.name +
                            "'");
-    const Tensor &tensor = it->second;
+    const ExampleArray &array = it->second;
     std::vector<int64_t> rowShape(input.slot.shape.begin() + 1,
                                   input.slot.shape.end());
-    std::vector<int64_t> got(tensor.shape().empty() ? tensor.shape().begin()
-                                                    : tensor.shape().begin() + 1,
-                             tensor.shape().end());
-    if (tensor.dtype() != input.slot.dtype)
+    std::vector<int64_t> got(array.shape.empty() ? array.shape.begin()
+                                                 : array.shape.begin() + 1,
+                             array.shape.end());
+    if (array.dtype != input.slot.dtype)
       return Status::error(path + ": input '" + input.slot.name + "' is " +
-                           std::string(dtypeName(tensor.dtype())) +
+                           std::string(dtypeName(array.dtype)) +
                            ", the model expects " +
                            std::string(dtypeName(input.slot.dtype)));
-    if (tensor.shape().empty() || got != rowShape)
+    if (array.shape.empty() || got != rowShape)
       return Status::error(path + ": input '" + input.slot.name +
-                           "' has shape " + shapeString(tensor.shape()) +
+                           "' has shape " + shapeString(array.shape) +
                            ", the model expects [N, " +
                            shapeString(rowShape).substr(1));
-    int64_t rows = tensor.shape()[0];
+    int64_t rows = array.shape[0];
     if (count >= 0 && rows != count)
       return Status::error(path + ": inputs hold different numbers of "
                                   "examples (" +
                            std::to_string(count) + " and " +
                            std::to_string(rows) + ")");
     count = rows;
-    if (isIdInput(input) && input.classes > 0) {
-      for (int64_t i = 0; i < tensor.numElements(); ++i) {
-        double id = loadElement(tensor.dtype(), tensor.data(), i);
-        bool ignored = input.ignoreIndex && id == *input.ignoreIndex;
-        if (!ignored && (id < 0 || id >= input.classes))
-          return Status::error(
-              path + ": input '" + input.slot.name + "' element " +
-              std::to_string(i) + " is " + std::to_string(int64_t(id)) +
-              ", outside [0, " + std::to_string(input.classes) + ")");
-      }
-    }
+    if (isIdInput(input) && input.classes > 0)
+      if (Status s = checkIds(path, input, array, 0,
+                              *elementCount(array.shape));
+          !s)
+        return s;
   }
-  if (count < model.batchSize)
+  // (Evaluation pads a last partial batch, so one example is enough.)
+  if (count < (order.training ? model.batchSize : 1))
     return Status::error(path + ": holds " + std::to_string(count) +
                          " examples, fewer than one batch of " +
                          std::to_string(model.batchSize));
@@ -125,6 +189,7 @@ public:
       : model_(model), seed_(seed) {}
 
   uint64_t batchesPerEpoch() const override { return 0; }
+  int64_t realRows(uint64_t) const override { return model_.batchSize; }
 
   Status batch(uint64_t step, Batch &out) override {
     out.clear();
@@ -220,31 +285,237 @@ private:
 } // namespace
 
 Status Dataset::open(const std::string &path, const ModelInfo &model,
-                     uint64_t seed, bool shuffle,
-                     std::unique_ptr<Dataset> &out) {
-  Batch examples;
+                     const DataOrder &order, std::unique_ptr<Dataset> &out) {
+  Batch owned;
+  std::vector<std::unique_ptr<MappedFile>> mapped;
+  std::map<std::string, ExampleArray> arrays;
   struct stat info;
   if (::stat(path.c_str(), &info) != 0)
     return Status::error(path + ": " + std::strerror(errno));
   if (S_ISDIR(info.st_mode)) {
     for (const Input &input : model.inputs) {
-      Tensor tensor;
-      if (Status status = readNpy(path + "/" + input.slot.name + ".npy", tensor);
-          !status)
-        return status;
-      examples.emplace(input.slot.name, std::move(tensor));
+      auto file = std::make_unique<MappedFile>();
+      NpyLayout layout;
+      if (Status s = file->open(path + "/" + input.slot.name + ".npy"); !s)
+        return s;
+      if (Status s = parseNpyLayout(file->data(), file->size(), file->path(),
+                                    layout);
+          !s)
+        return s;
+      arrays.emplace(input.slot.name,
+                     ExampleArray{layout.dtype, layout.shape,
+                                  file->data() + layout.dataOffset,
+                                  file.get()});
+      mapped.push_back(std::move(file));
     }
   } else {
     TensorFile file;
     if (Status status = readSafetensors(path, file); !status)
       return status;
-    examples = std::move(file.tensors);
+    owned = std::move(file.tensors);
+    for (const auto &[name, tensor] : owned)
+      arrays.emplace(name,
+                     ExampleArray{tensor.dtype(), tensor.shape(), tensor.data()});
   }
   int64_t count = 0;
-  if (Status status = checkExamples(path, model, examples, count); !status)
+  if (Status status = checkExamples(path, model, arrays, order, count); !status)
     return status;
-  out = std::make_unique<FileDataset>(model, std::move(examples), count, seed,
-                                      shuffle);
+  out = std::make_unique<FileDataset>(model, std::move(arrays), count, order,
+                                      std::move(owned), std::move(mapped));
+  return Status();
+}
+
+namespace {
+/// A bijection of [0, n) drawn from `key`: a four-round Feistel network on
+/// the smallest even number of bits that holds n, walking the cycle back
+/// into range. Shuffles a token file's windows without storing an order.
+uint64_t permuteIndex(uint64_t index, uint64_t n, uint64_t key) {
+  int half = 1;
+  while (half < 32 && (uint64_t(1) << (2 * half)) < n)
+    ++half;
+  uint64_t mask = (uint64_t(1) << half) - 1, x = index;
+  do {
+    uint64_t left = x >> half, right = x & mask;
+    for (uint64_t round = 0; round < 4; ++round) {
+      uint64_t mixed = left ^ (mixSeeds(mixSeeds(key, round), right) & mask);
+      left = right;
+      right = mixed;
+    }
+    x = left << half | right;
+  } while (x >= n);
+  return x;
+}
+
+/// See Dataset::openTokens.
+class TokenDataset : public Dataset {
+public:
+  TokenDataset(const ModelInfo &model, const DataOrder &order,
+               const TokenFileOptions &options, std::unique_ptr<MappedFile> file,
+               int64_t context)
+      : model_(model), order_(order), options_(options),
+        file_(std::move(file)), context_(context),
+        width_(options.width == TokenFileOptions::Width::U16 ? 2 : 4),
+        tokens_(static_cast<int64_t>(file_->size() / width_)),
+        windows_((tokens_ - 1) / context) {}
+
+  uint64_t batchesPerEpoch() const override {
+    int64_t batchSize = model_.batchSize;
+    return static_cast<uint64_t>(order_.training
+                                     ? windows_ / batchSize
+                                     : (windows_ + batchSize - 1) / batchSize);
+  }
+
+  int64_t realRows(uint64_t step) const override {
+    if (order_.training)
+      return model_.batchSize;
+    int64_t first = static_cast<int64_t>(step % batchesPerEpoch()) *
+                    model_.batchSize;
+    return std::min<int64_t>(model_.batchSize, windows_ - first);
+  }
+
+  Status batch(uint64_t step, Batch &out) override {
+    out.clear();
+    int64_t batchSize = model_.batchSize;
+    std::vector<int64_t> window(context_ + 1);
+    for (const Input &input : model_.inputs)
+      out.emplace(input.slot.name,
+                  Tensor(input.slot.dtype, input.slot.shape));
+    for (int64_t row = 0; row < batchSize; ++row) {
+      int64_t start = windowStart(step, row);
+      size_t offset = static_cast<size_t>(start) * width_;
+      const std::byte *bytes = file_->data() + offset;
+      for (int64_t t = 0; t <= context_; ++t) {
+        if (width_ == 2) {
+          uint16_t id;
+          std::memcpy(&id, bytes + 2 * t, 2);
+          window[t] = id;
+        } else {
+          uint32_t id;
+          std::memcpy(&id, bytes + 4 * t, 4);
+          window[t] = id;
+        }
+      }
+      file_->releasePages(offset, (context_ + 1) * width_);
+      for (const Input &input : model_.inputs) {
+        Tensor &tensor = out.at(input.slot.name);
+        int64_t shift = input.kind == InputKind::Labels ? 1 : 0;
+        for (int64_t t = 0; t < context_; ++t)
+          storeElement(tensor.dtype(), tensor.data(), row * context_ + t,
+                       input.kind == InputKind::Mask ? 1.0
+                                                     : window[t + shift]);
+      }
+    }
+    return Status();
+  }
+
+private:
+  /// The first token of row `row`'s window in batch `step`.
+  int64_t windowStart(uint64_t step, int64_t row) {
+    int64_t batchSize = model_.batchSize;
+    uint64_t perEpoch = batchesPerEpoch();
+    uint64_t index = step % perEpoch;
+    if (!order_.training)
+      return evaluationRow(index, row, batchSize, windows_) * context_;
+    if (options_.sampling == TokenFileOptions::Sampling::Random) {
+      Random random(mixSeeds(mixSeeds(order_.seed, step), row));
+      return static_cast<int64_t>(random.below(tokens_ - context_));
+    }
+    uint64_t key = mixSeeds(order_.seed, step / perEpoch);
+    return static_cast<int64_t>(permuteIndex(index * batchSize + row,
+                                             windows_, key)) *
+           context_;
+  }
+
+  const ModelInfo &model_;
+  DataOrder order_;
+  TokenFileOptions options_;
+  std::unique_ptr<MappedFile> file_;
+  int64_t context_;
+  size_t width_;
+  int64_t tokens_, windows_;
+};
+} // namespace
+
+Status Dataset::openTokens(const std::string &path, const ModelInfo &model,
+                           const DataOrder &order,
+                           const TokenFileOptions &options,
+                           std::unique_ptr<Dataset> &out) {
+  // The model: tokens [B, T], labels [B, T] (and masks).
+  const Input *tokens = nullptr;
+  for (const Input &input : model.inputs) {
+    bool windowShaped = input.slot.shape.size() == 2;
+    if (input.kind == InputKind::Features || !windowShaped ||
+        (tokens && input.slot.shape != tokens->slot.shape))
+      return Status::error(
+          path + ": a token file feeds a model whose inputs are tokens "
+                 "[B, T] and their next-token labels [B, T]; input '" +
+          input.slot.name + "' is " + shapeString(input.slot.shape) +
+          (input.kind == InputKind::Features ? " features" : ""));
+    if (input.kind == InputKind::Tokens)
+      tokens = &input;
+  }
+  if (!tokens)
+    return Status::error(path + ": a token file feeds a model with a tokens "
+                                "input; this one has none");
+  int64_t context = tokens->slot.shape[1];
+  const char *widthName =
+      options.width == TokenFileOptions::Width::U16 ? "uint16" : "uint32";
+  size_t width = options.width == TokenFileOptions::Width::U16 ? 2 : 4;
+
+  auto file = std::make_unique<MappedFile>();
+  if (Status s = file->open(path); !s)
+    return s;
+  if (file->size() % width)
+    return Status::error(path + ": " + std::to_string(file->size()) +
+                         " bytes are not a whole number of " + widthName +
+                         " tokens (a truncated file, or another width: "
+                         "--token-dtype)");
+  int64_t count = static_cast<int64_t>(file->size() / width);
+  if (count < context + 1)
+    return Status::error(path + ": holds " + std::to_string(count) +
+                         " tokens; one example needs " +
+                         std::to_string(context + 1) + " (the context of " +
+                         std::to_string(context) + " and the next token)");
+  int64_t windows = (count - 1) / context;
+  bool epochs = order.training &&
+                options.sampling == TokenFileOptions::Sampling::Epochs;
+  if (epochs && windows < model.batchSize)
+    return Status::error(path + ": holds " + std::to_string(windows) +
+                         " windows of " + std::to_string(context + 1) +
+                         " tokens, fewer than one batch of " +
+                         std::to_string(model.batchSize) +
+                         " (--token-sampling random draws overlapping ones)");
+  // Every id against the vocabulary, before the first step.
+  int64_t vocabulary = 0;
+  for (const Input &input : model.inputs)
+    if (input.kind != InputKind::Mask && input.classes > 0)
+      vocabulary = vocabulary ? std::min(vocabulary, input.classes)
+                              : input.classes;
+  if (vocabulary > 0) {
+    const int64_t chunk = 1 << 20;
+    for (int64_t start = 0; start < count; start += chunk) {
+      int64_t stop = std::min(count, start + chunk);
+      for (int64_t i = start; i < stop; ++i) {
+        uint32_t id;
+        if (width == 2) {
+          uint16_t narrow;
+          std::memcpy(&narrow, file->data() + 2 * i, 2);
+          id = narrow;
+        } else {
+          std::memcpy(&id, file->data() + 4 * i, 4);
+        }
+        if (id >= vocabulary)
+          return Status::error(
+              path + ": token " + std::to_string(i) + " is " +
+              std::to_string(id) + ", outside the vocabulary [0, " +
+              std::to_string(vocabulary) + ") (written with another "
+              "tokenizer, or as another width than " + widthName + "?)");
+      }
+      file->releasePages(start * width, (stop - start) * width);
+    }
+  }
+  out = std::make_unique<TokenDataset>(model, order, options, std::move(file),
+                                       context);
   return Status();
 }
 
@@ -253,7 +524,32 @@ std::unique_ptr<Dataset> Dataset::synthetic(const ModelInfo &model,
   return std::make_unique<SyntheticDataset>(model, seed);
 }
 
+Status Dataset::firstRowBatch(uint64_t step, Batch &out) {
+  if (Status s = batch(step, out); !s)
+    return s;
+  for (auto &[name, tensor] : out) {
+    size_t rowBytes = tensor.byteSize() / tensor.shape()[0];
+    for (int64_t row = 1; row < tensor.shape()[0]; ++row)
+      std::memcpy(tensor.data() + row * rowBytes, tensor.data(), rowBytes);
+  }
+  return Status();
+}
+
 namespace {
+/// Rows [rank·rows, (rank+1)·rows) of each tensor of `whole`.
+void sliceRows(const Batch &whole, int64_t rows, int rank, Batch &out) {
+  out.clear();
+  for (const auto &[name, tensor] : whole) {
+    std::vector<int64_t> shape = tensor.shape();
+    size_t rowBytes = tensor.byteSize() / shape[0];
+    shape[0] = rows;
+    Tensor slice(tensor.dtype(), shape);
+    std::memcpy(slice.data(), tensor.data() + rank * rows * rowBytes,
+                slice.byteSize());
+    out.emplace(name, std::move(slice));
+  }
+}
+
 class RankSlice : public Dataset {
 public:
   RankSlice(std::unique_ptr<Dataset> global, int64_t rows, int rank)
@@ -262,22 +558,22 @@ public:
     Batch whole;
     if (Status status = global_->batch(step, whole); !status)
       return status;
-    out.clear();
-    for (auto &[name, tensor] : whole) {
-      std::vector<int64_t> shape = tensor.shape();
-      size_t rowBytes = tensor.byteSize() / shape[0];
-      shape[0] = rows_;
-      Tensor slice(tensor.dtype(), shape);
-      std::memcpy(slice.data(),
-                  static_cast<const std::byte *>(tensor.data()) +
-                      rank_ * rows_ * rowBytes,
-                  slice.byteSize());
-      out.emplace(name, std::move(slice));
-    }
+    sliceRows(whole, rows_, rank_, out);
+    return Status();
+  }
+  Status firstRowBatch(uint64_t step, Batch &out) override {
+    Batch whole;
+    if (Status status = global_->firstRowBatch(step, whole); !status)
+      return status;
+    sliceRows(whole, rows_, rank_, out);
     return Status();
   }
   uint64_t batchesPerEpoch() const override {
     return global_->batchesPerEpoch();
+  }
+  int64_t realRows(uint64_t step) const override {
+    return std::clamp<int64_t>(global_->realRows(step) - rank_ * rows_, 0,
+                               rows_);
   }
 
 private:
@@ -285,7 +581,97 @@ private:
   int64_t rows_;
   int rank_;
 };
+
+/// See Dataset::prefetch. One worker thread calls the source, ahead of the
+/// steps; every other call to the source holds sourceMutex_ as well.
+class Prefetcher : public Dataset {
+public:
+  Prefetcher(std::unique_ptr<Dataset> source, unsigned depth)
+      : source_(std::move(source)), depth_(depth),
+        worker_([this] { work(); }) {}
+  ~Prefetcher() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    worker_.join();
+  }
+
+  Status batch(uint64_t step, Batch &out) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    bool inOrder = ready_.empty() ? next_ == step : ready_.front().step == step;
+    if (!inOrder) { // start afresh at `step`; the worker drops what it makes
+      ready_.clear();
+      next_ = step;
+      ++generation_;
+      changed_.notify_all();
+    }
+    changed_.wait(lock, [&] { return !ready_.empty(); });
+    Ready front = std::move(ready_.front());
+    ready_.pop_front();
+    changed_.notify_all();
+    out = std::move(front.batch);
+    return front.status;
+  }
+  Status firstRowBatch(uint64_t step, Batch &out) override {
+    std::lock_guard<std::mutex> lock(sourceMutex_);
+    return source_->firstRowBatch(step, out);
+  }
+  uint64_t batchesPerEpoch() const override {
+    return source_->batchesPerEpoch();
+  }
+  int64_t realRows(uint64_t step) const override {
+    return source_->realRows(step);
+  }
+
+private:
+  struct Ready {
+    uint64_t step;
+    Status status;
+    Batch batch;
+  };
+
+  void work() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      changed_.wait(lock,
+                    [&] { return stopping_ || ready_.size() < depth_; });
+      if (stopping_)
+        return;
+      Ready made{next_, Status(), Batch()};
+      uint64_t generation = generation_;
+      lock.unlock();
+      {
+        std::lock_guard<std::mutex> sourceLock(sourceMutex_);
+        made.status = source_->batch(made.step, made.batch);
+      }
+      lock.lock();
+      if (generation != generation_)
+        continue; // a jump made it stale
+      ready_.push_back(std::move(made));
+      ++next_;
+      changed_.notify_all();
+    }
+  }
+
+  std::unique_ptr<Dataset> source_;
+  unsigned depth_;
+  std::mutex mutex_, sourceMutex_;
+  std::condition_variable changed_;
+  std::deque<Ready> ready_; ///< batches next_ - size ... next_ - 1
+  uint64_t next_ = 0, generation_ = 0;
+  bool stopping_ = false;
+  std::thread worker_; ///< last: starts once the rest is built
+};
 } // namespace
+
+std::unique_ptr<Dataset> Dataset::prefetch(std::unique_ptr<Dataset> source,
+                                           unsigned depth) {
+  if (depth == 0)
+    return source;
+  return std::make_unique<Prefetcher>(std::move(source), depth);
+}
 
 std::unique_ptr<Dataset> Dataset::rankSlice(std::unique_ptr<Dataset> global,
                                             const ModelInfo &model, int rank) {

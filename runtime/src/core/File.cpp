@@ -2,11 +2,15 @@
 
 #include "gacc/runtime/File.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <fcntl.h>
 #include <iterator>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gacc::rt {
@@ -41,6 +45,52 @@ Status writeFileAtomically(const std::string &path,
     return Status::error(path + ": write failed: " + std::strerror(savedErrno));
   }
   return Status();
+}
+
+MappedFile::~MappedFile() {
+  if (size_)
+    ::munmap(const_cast<std::byte *>(data_), size_);
+}
+
+Status MappedFile::open(const std::string &path) {
+  path_ = path;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::error(path + ": cannot open: " + std::strerror(errno));
+  struct stat info;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    int savedErrno = errno;
+    ::close(fd);
+    return Status::error(path + ": not a regular file" +
+                         (S_ISREG(info.st_mode)
+                              ? std::string(": ") + std::strerror(savedErrno)
+                              : std::string()));
+  }
+  size_ = static_cast<size_t>(info.st_size);
+  if (size_ == 0) { // mmap refuses empty files; callers see no bytes
+    ::close(fd);
+    return Status();
+  }
+  void *mapped = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
+  int savedErrno = errno;
+  ::close(fd);
+  if (mapped == MAP_FAILED) {
+    size_ = 0;
+    return Status::error(path + ": cannot map: " + std::strerror(savedErrno));
+  }
+  data_ = static_cast<const std::byte *>(mapped);
+  return Status();
+}
+
+void MappedFile::releasePages(size_t offset, size_t length) const {
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  // Whole pages, rounded outward: a page another reader still uses is only
+  // read again from the page cache when it touches it.
+  size_t begin = offset / page * page;
+  size_t end = (std::min(offset + length, size_) + page - 1) / page * page;
+  if (begin < end)
+    ::madvise(const_cast<std::byte *>(data_) + begin, end - begin,
+              MADV_DONTNEED);
 }
 
 } // namespace gacc::rt

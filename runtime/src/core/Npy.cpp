@@ -135,8 +135,8 @@ const char *descrOf(DType dtype) {
 }
 } // namespace
 
-Status parseNpy(const std::byte *bytes, size_t size, const std::string &origin,
-                Tensor &out) {
+Status parseNpyLayout(const std::byte *bytes, size_t size,
+                      const std::string &origin, NpyLayout &out) {
   auto fail = [&](const std::string &why) {
     return Status::error(origin + ": " + why);
   };
@@ -184,9 +184,18 @@ Status parseNpy(const std::byte *bytes, size_t size, const std::string &origin,
                 " data bytes, but " + shapeString(shape) + " " +
                 std::string(dtypeName(*dtype)) + " needs " +
                 std::to_string(needed) + " (truncated file?)");
-  out = Tensor(*dtype, shape);
-  if (needed)
-    std::memcpy(out.data(), bytes + dataStart, needed);
+  out = NpyLayout{*dtype, shape, dataStart};
+  return Status();
+}
+
+Status parseNpy(const std::byte *bytes, size_t size, const std::string &origin,
+                Tensor &out) {
+  NpyLayout layout;
+  if (Status status = parseNpyLayout(bytes, size, origin, layout); !status)
+    return status;
+  out = Tensor(layout.dtype, layout.shape);
+  if (out.byteSize())
+    std::memcpy(out.data(), bytes + layout.dataOffset, out.byteSize());
   return Status();
 }
 

@@ -238,11 +238,25 @@ static void clearOutside(std::byte *base, const std::vector<ByteRange> &dirty,
   }
 }
 
+Status Trainer::endScheduleAt(uint64_t total) {
+  ScheduleConfig &schedule = model_.schedule;
+  if (schedule.kind == ScheduleConfig::Constant)
+    return Status();
+  if (total == 0 || total < schedule.warmupSteps)
+    return Status::error("the schedule's warmup of " +
+                         std::to_string(schedule.warmupSteps) +
+                         " steps does not fit in a run of " +
+                         std::to_string(total));
+  schedule.totalSteps = total;
+  return Status();
+}
+
 Status Trainer::initialize(uint64_t seed) {
   if (!hostArenas_)
     return hostArenas_;
   if (initializedWith_ == seed)
     return Status();
+  seed_ = seed;
   bool written = stateWritten_;
   std::byte *state = writableHostState();
   // Each parameter's elements that this rank keeps: the whole tensor, or a

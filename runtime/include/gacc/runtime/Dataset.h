@@ -12,24 +12,58 @@ namespace gacc::rt {
 
 using Batch = std::map<std::string, Tensor>;
 
-/// A source of batches, one tensor per model input, named like it.
+/// How a dataset orders its examples.
+struct DataOrder {
+  uint64_t seed = 0;
+  /// Training: epochs in an order shuffled afresh from `seed` every epoch,
+  /// a final partial batch dropped. Evaluation (false): file order and every
+  /// example, the last batch padded (see Dataset::realRows).
+  bool training = true;
+};
+
+/// A token file as nanoGPT's prepare scripts write it: the ids of one long
+/// text, back to back, as little-endian uint16 or uint32.
+struct TokenFileOptions {
+  enum class Width { U16, U32 } width = Width::U16;
+  /// Training windows: `Epochs` visits each of the file's non-overlapping
+  /// windows once per epoch (shuffled); `Random` draws each window's start
+  /// uniformly (nanoGPT's get_batch). Evaluation always reads every window.
+  enum class Sampling { Epochs, Random } sampling = Sampling::Epochs;
+};
+
+/// A source of batches, one tensor per model input, named like it. Every
+/// batch is a function of its step (and the seed), so a run resumed at a
+/// step sees what an uninterrupted one does.
 class Dataset {
 public:
   virtual ~Dataset() = default;
-  /// The batch of step `step` (counted from 0). The same step always gives
-  /// the same batch, so a resumed run sees what an uninterrupted one does.
+  /// The batch of step `step` (counted from 0).
   virtual Status batch(uint64_t step, Batch &out) = 0;
   /// Batches in one pass over the data (0 for endless synthetic data).
   virtual uint64_t batchesPerEpoch() const = 0;
+  /// Examples of batch `step` that are data: all of them, except in the
+  /// last batch of an evaluation pass, whose other rows repeat its first.
+  virtual int64_t realRows(uint64_t step) const = 0;
+  /// Batch `step` with every row a copy of its first: with batch(step),
+  /// what separates the loss of a padded batch's real rows (Run.cpp).
+  virtual Status firstRowBatch(uint64_t step, Batch &out);
 
-  /// Examples from `path`: a .safetensors file, or a directory of
-  /// `<input>.npy` files, each holding [N, ...] for one input. Training data
-  /// is reshuffled every epoch from `seed`; with `shuffle` false the batches
-  /// follow the file order (evaluation). A final partial batch is dropped.
-  /// Checks names, dtypes, shapes and label ranges.
+  /// Examples from `path`: a .safetensors file (read whole), or a directory
+  /// of `<input>.npy` files, each holding [N, ...] for one input (mapped,
+  /// read a batch at a time). Checks names, dtypes, shapes and label
+  /// ranges.
   static Status open(const std::string &path, const ModelInfo &model,
-                     uint64_t seed, bool shuffle,
-                     std::unique_ptr<Dataset> &out);
+                     const DataOrder &order, std::unique_ptr<Dataset> &out);
+
+  /// Windows of a token file (mapped, never read whole) for a model whose
+  /// inputs are tokens [B, T] and next-token labels [B, T] (and masks, set
+  /// to ones): each example is T + 1 consecutive tokens, the first T its
+  /// tokens and the last T its labels. Checks the file's size against the
+  /// width, that it holds a window, and every id against the vocabulary.
+  static Status openTokens(const std::string &path, const ModelInfo &model,
+                           const DataOrder &order,
+                           const TokenFileOptions &options,
+                           std::unique_ptr<Dataset> &out);
 
   /// Deterministic synthetic data that a model can learn: features are
   /// standard normal; labels come from a fixed random linear teacher over
@@ -44,6 +78,13 @@ public:
   /// would.
   static std::unique_ptr<Dataset> rankSlice(std::unique_ptr<Dataset> global,
                                             const ModelInfo &model, int rank);
+
+  /// `source` read ahead by a background thread: while the step runs, the
+  /// next `depth` batches are prepared, so that it never waits for data
+  /// that arrives in order (a jump, as a resume makes, starts afresh).
+  /// A depth of 0 gives `source` itself.
+  static std::unique_ptr<Dataset> prefetch(std::unique_ptr<Dataset> source,
+                                           unsigned depth);
 };
 
 } // namespace gacc::rt

@@ -6,6 +6,16 @@
 
 namespace gacc::rt {
 
+/// Where the array of a .npy image lies, and what it holds.
+struct NpyLayout {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  size_t dataOffset = 0; ///< bytes from the image's start
+};
+/// Parses and checks the header of a .npy image (see parseNpy) without
+/// copying its data, for arrays read in place from a mapped file.
+Status parseNpyLayout(const std::byte *bytes, size_t size,
+                      const std::string &origin, NpyLayout &out);
 /// Parses a little-endian, C-order .npy image (format versions 1 to 3) of
 /// f2/f4/f8, i1/u1/i4/i8 or bool; `origin` names it in errors.
 Status parseNpy(const std::byte *bytes, size_t size, const std::string &origin,

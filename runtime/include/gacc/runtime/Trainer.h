@@ -75,6 +75,10 @@ public:
   /// Bytes of the arenas the trainer holds (state, batch, io, workspace).
   int64_t arenaBytes() const;
   uint64_t stepCount() const { return step_; }
+  /// The seed of this run: initialize's, or that of the checkpoint it
+  /// resumed from (checkpoints save it, so that the data order a run drew
+  /// from it goes on after a resume).
+  uint64_t seed() const { return seed_; }
   /// Optimizer updates applied: steps minus those loss scaling skipped
   /// (Adam's bias correction counts these, as torch.optim's state["step"]).
   uint64_t optimizerStepCount() const { return optimizerStep_; }
@@ -95,6 +99,9 @@ public:
   Status initialize(uint64_t seed);
   /// Overrides the base learning rate of the optimizer.
   void setLearningRate(double lr) { model_.optimizer.lr = lr; }
+  /// Makes a decaying schedule end at step `total` (gacc run's last step);
+  /// an error if its warmup is longer. A constant one has nothing to do.
+  Status endScheduleAt(uint64_t total);
 
   /// Copies every parameter from `file` (each must be present, with its
   /// dtype and shape); other tensors in the file are ignored.
@@ -151,6 +158,8 @@ public:
   Status evaluate(double &loss, std::vector<Tensor> &outputs);
 
 private:
+  /// The seed a checkpoint's metadata names, if any.
+  void restoreSeed(const std::map<std::string, std::string> &metadata);
   struct Arena;
   Tensor read(const Arena &arena, const TensorSlot &slot) const;
   void write(Arena &arena, const TensorSlot &slot, const Tensor &tensor);
@@ -203,6 +212,7 @@ private:
   /// its state is undefined, so every later call returns this.
   Status interruptedCall_;
   uint64_t step_ = 0, optimizerStep_ = 0;
+  uint64_t seed_ = 0;
   /// The loss scale the last step used (its 16-bit f16 gradients are
   /// scaled by it).
   double lastStepScale_ = 1.0;
