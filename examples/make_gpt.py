@@ -3,6 +3,8 @@
 
 examples/gpt_mini.mlir is this script's output with its defaults:
     python3 examples/make_gpt.py > examples/gpt_mini.mlir
+and examples/gpt_bytes.mlir the byte-level one (examples/prepare_text.py):
+    python3 examples/make_gpt.py --vocab 256 > examples/gpt_bytes.mlir
 Other sizes (deeper models for remat, wider ones for benchmarks) come from
 the flags. Weights use the torch.nn.Linear layout [out, in] and GPT-2's
 initialization (normal, std 0.02; layer-norm gains 1, biases 0).

@@ -346,12 +346,12 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
   if (options.scheduleEndsWithRun)
     if (Status s = trainer.endScheduleAt(last); !s)
       return fail("--lr-schedule: " + s.message());
-  if (first >= last) {
+  // (A run with nothing left to train still evaluates and saves: that is
+  // how a checkpoint is evaluated.)
+  if (first >= last)
     std::printf("already at step %llu of %llu: nothing to train\n",
                 static_cast<unsigned long long>(first),
                 static_cast<unsigned long long>(last));
-    return 0;
-  }
 
   std::ofstream metrics;
   if (!options.metrics.empty() && leader) {
@@ -380,11 +380,9 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
     return Status();
   };
   Evaluation evaluation;
-  bool evaluated = false; // at the current step
   auto runEvaluation = [&](uint64_t step) -> Status {
     if (Status s = evaluate(trainer, *evalData, *communicator, evaluation); !s)
       return s;
-    evaluated = true;
     if (metrics) {
       metrics << "{\"step\": " << step << ", \"eval_loss\": "
               << JsonNumber{evaluation.loss};
@@ -433,7 +431,6 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
     dataSeconds += waited;
     double elapsed = std::chrono::duration<double>(stepEnd - start).count();
     uint64_t done = step + 1;
-    evaluated = false;
     // samples_per_s measures the step; data_s is the wait for its batch
     // (none while prefetching keeps up).
     double samplesPerSecond = model.batchSize / seconds;
@@ -541,42 +538,44 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
   double total = std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - start)
                      .count();
-  uint64_t trained = last - first;
-  std::printf("trained %llu steps in %.2f s (%s samples/s), final loss "
-              "%.6f\n",
-              static_cast<unsigned long long>(trained), total,
-              readable(trained * model.batchSize / std::max(stepSeconds, 1e-9))
-                  .c_str(),
-              result.loss);
-  if (dataSeconds > 0.01 * total && dataSeconds > 0.1)
-    std::printf("waited %.2f s for data (--prefetch %u)\n", dataSeconds,
-                options.prefetch);
-  if (model.lossScaling)
-    std::printf("loss scaling: %llu of %llu steps skipped on overflow, "
-                "scale now %g\n",
-                static_cast<unsigned long long>(skipped),
-                static_cast<unsigned long long>(trained),
-                trainer.lossScale());
-  if (model.ranks > 1)
-    std::printf("ZeRO stage %lld on %lld ranks: %lld elements communicated "
-                "per step per rank\n",
-                static_cast<long long>(model.zeroStage),
-                static_cast<long long>(model.ranks),
-                static_cast<long long>(result.communicatedElements));
-  std::printf("memory: state %.1f MiB, batch %.1f MiB, workspace %.1f MiB "
-              "(planned), heap %.1f MiB; peak %.1f MiB (measured)\n",
-              model.stateBytes / 1048576.0, model.batchBytes / 1048576.0,
-              model.workspaceBytes / 1048576.0, result.heapBytes / 1048576.0,
-              result.peakBytes / 1048576.0);
-
-  if (evalData) {
-    if (!evaluated)
-      if (Status s = runEvaluation(last); !s)
-        return fail(s.message());
-    printEvaluation(last);
+  uint64_t trained = last > first ? last - first : 0;
+  if (trained) {
+    std::printf("trained %llu steps in %.2f s (%s samples/s), final loss "
+                "%.6f\n",
+                static_cast<unsigned long long>(trained), total,
+                readable(trained * model.batchSize / std::max(stepSeconds, 1e-9))
+                    .c_str(),
+                result.loss);
+    if (dataSeconds > 0.01 * total && dataSeconds > 0.1)
+      std::printf("waited %.2f s for data (--prefetch %u)\n", dataSeconds,
+                  options.prefetch);
+    if (model.lossScaling)
+      std::printf("loss scaling: %llu of %llu steps skipped on overflow, "
+                  "scale now %g\n",
+                  static_cast<unsigned long long>(skipped),
+                  static_cast<unsigned long long>(trained),
+                  trainer.lossScale());
+    if (model.ranks > 1)
+      std::printf("ZeRO stage %lld on %lld ranks: %lld elements communicated "
+                  "per step per rank\n",
+                  static_cast<long long>(model.zeroStage),
+                  static_cast<long long>(model.ranks),
+                  static_cast<long long>(result.communicatedElements));
+    std::printf("memory: state %.1f MiB, batch %.1f MiB, workspace %.1f MiB "
+                "(planned), heap %.1f MiB; peak %.1f MiB (measured)\n",
+                model.stateBytes / 1048576.0, model.batchBytes / 1048576.0,
+                model.workspaceBytes / 1048576.0, result.heapBytes / 1048576.0,
+                result.peakBytes / 1048576.0);
   }
-  if (options.saveEvery && last % options.saveEvery != 0)
-    if (Status s = save(last); !s)
+
+  uint64_t now = trainer.stepCount();
+  if (evalData) {
+    if (Status s = runEvaluation(now); !s)
+      return fail(s.message());
+    printEvaluation(now);
+  }
+  if (trained && options.saveEvery && now % options.saveEvery != 0)
+    if (Status s = save(now); !s)
       return fail(s.message());
   if (!options.save.empty()) {
     if (Status s = trainer.saveCheckpoint(options.save); !s)

@@ -5,6 +5,7 @@
 //   gacc run MODEL.mlir       train
 //   gacc plan MODEL.mlir      report the memory a step needs, without running
 //   gacc import FILE.py:FACTORY   a PyTorch module as MODEL.mlir (Python)
+//   gacc plot RUN.jsonl -o loss.png   draw training metrics (Python)
 //
 // Every subcommand parses and verifies the model first; errors are reported
 // as file:line:col diagnostics with a non-zero exit.
@@ -56,11 +57,17 @@ static cl::SubCommand
     planCommand("plan",
                 "Report the memory a training step needs, without running it");
 
-// Parsed by the Python frontend (bindings/python/gacc/import_cli.py), which
-// main() hands the arguments to; declared here for `gacc --help`.
+// `import` and `plot` are parsed by Python tools (bindings/python/gacc/
+// import_cli.py, plot_cli.py), which main() hands the arguments to; declared
+// here for `gacc --help`.
 static cl::SubCommand importCommand(
     "import", "Write a PyTorch module's training step as gacc MLIR and its "
               "weights as safetensors (gacc import --help)");
+
+static cl::SubCommand plotCommand(
+    "plot", "Draw `gacc run --metrics` files (train and eval loss against the "
+            "step) as a PNG: gacc plot RUN.jsonl... -o loss.png (Python, "
+            "matplotlib; gacc plot --help)");
 
 static cl::SubCommand consolidateCommand(
     "consolidate", "Turn a sharded (ZeRO) checkpoint directory into one "
@@ -716,10 +723,11 @@ static void registerMlirOptions() {
   }
 }
 
-/// `gacc import ...`: runs the PyTorch importer, gacc.import_cli, with the
-/// Python that has torch and the gacc package this binary was built with
-/// (GACC_PYTHON and GACC_PYTHONPATH override them); returns only on error.
-static int runImport(int argc, char **argv) {
+/// `gacc import ...` and `gacc plot ...`: runs the Python tool `module`
+/// (gacc.import_cli, gacc.plot_cli) with the Python that has torch and
+/// matplotlib and the gacc package this binary was built with (GACC_PYTHON
+/// and GACC_PYTHONPATH override them); returns only on error.
+static int runPythonTool(const char *module, int argc, char **argv) {
   const char *python = std::getenv("GACC_PYTHON");
   const char *path = std::getenv("GACC_PYTHONPATH");
   std::string pythonPath = path ? path : GACC_PYTHON_PACKAGE_DIR;
@@ -728,8 +736,7 @@ static int runImport(int argc, char **argv) {
   setenv("PYTHONPATH", pythonPath.c_str(), 1);
   std::vector<char *> args;
   std::string interpreter = python ? python : GACC_PYTHON_EXECUTABLE;
-  std::string dashM = "-m", moduleName = "gacc.import_cli";
-  std::string program = "gacc import";
+  std::string dashM = "-m", moduleName = module;
   args.push_back(interpreter.data());
   args.push_back(dashM.data());
   args.push_back(moduleName.data());
@@ -737,14 +744,16 @@ static int runImport(int argc, char **argv) {
     args.push_back(argv[i]);
   args.push_back(nullptr);
   execv(interpreter.c_str(), args.data());
-  errs() << "gacc import: error: cannot run " << interpreter << ": "
-         << std::strerror(errno) << "\n";
+  errs() << "gacc " << argv[1] << ": error: cannot run " << interpreter
+         << ": " << std::strerror(errno) << "\n";
   return 1;
 }
 
 int main(int argc, char **argv) {
   if (argc > 1 && std::strcmp(argv[1], "import") == 0)
-    return runImport(argc, argv);
+    return runPythonTool("gacc.import_cli", argc, argv);
+  if (argc > 1 && std::strcmp(argv[1], "plot") == 0)
+    return runPythonTool("gacc.plot_cli", argc, argv);
   InitLLVM initLLVM(argc, argv);
   mlir::gacc::registerAllPasses(); // -mlir-print-ir-after=<pass> names them
   registerMlirOptions();
@@ -756,7 +765,7 @@ int main(int argc, char **argv) {
 
   if (!compileCommand && !runCommand && !planCommand && !consolidateCommand &&
       !exportCommand) {
-    errs() << "gacc: missing subcommand (compile, run, plan, import, "
+    errs() << "gacc: missing subcommand (compile, run, plan, import, plot, "
               "consolidate or export); see gacc --help\n";
     return 1;
   }
