@@ -463,14 +463,6 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
       metrics << "}\n" << std::flush; // what a kill leaves is whole lines
 
     }
-    if (evalData && options.evalEvery && done % options.evalEvery == 0 &&
-        done != last) {
-      if (Status s = runEvaluation(done); !s)
-        return fail(s.message());
-      if (terminal)
-        std::printf("\n");
-      printEvaluation(done);
-    }
     if (leader) {
       double eta = elapsed / (done - first) * (last - done);
       std::string epochText;
@@ -502,6 +494,14 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
         std::printf("\n");
         std::fflush(stdout);
       }
+    }
+    if (evalData && options.evalEvery && done % options.evalEvery == 0 &&
+        done != last) {
+      if (Status s = runEvaluation(done); !s)
+        return fail(s.message());
+      if (terminal)
+        std::printf("\n");
+      printEvaluation(done);
     }
     bool stop = stopSignal != 0;
     if (communicator->size() > 1) { // every rank stops at the same step
