@@ -141,6 +141,11 @@ Status checkExamples(const std::string &path, const ModelInfo &model,
                      const DataOrder &order, int64_t &count) {
   count = -1;
   for (const Input &input : model.inputs) {
+    if (input.slot.shape.empty() || input.slot.shape[0] != model.batchSize)
+      return Status::error(path + ": input '" + input.slot.name +
+                           "' is not batched by the model's batch of " +
+                           std::to_string(model.batchSize) +
+                           " (open data for model.globalBatch())");
     auto it = arrays.find(input.slot.name);
     if (it == arrays.end())
       return Status::error(path + ": no data for input '" + input.slot.name +
@@ -156,11 +161,14 @@ Status checkExamples(const std::string &path, const ModelInfo &model,
                            std::string(dtypeName(array.dtype)) +
                            ", the model expects " +
                            std::string(dtypeName(input.slot.dtype)));
-    if (array.shape.empty() || got != rowShape)
+    if (array.shape.empty() || got != rowShape) {
       return Status::error(path + ": input '" + input.slot.name +
                            "' has shape " + shapeString(array.shape) +
-                           ", the model expects [N, " +
-                           shapeString(rowShape).substr(1));
+                           ", the model expects [N" +
+                           (rowShape.empty() ? "]"
+                                             : ", " + shapeString(rowShape)
+                                                          .substr(1)));
+    }
     int64_t rows = array.shape[0];
     if (count >= 0 && rows != count)
       return Status::error(path + ": inputs hold different numbers of "
@@ -358,11 +366,13 @@ public:
         tokens_(static_cast<int64_t>(file_->size() / width_)),
         windows_((tokens_ - 1) / context) {}
 
+  /// (Random windows count an epoch as the batches that hold as many
+  /// tokens as the file, at least one.)
   uint64_t batchesPerEpoch() const override {
     int64_t batchSize = model_.batchSize;
-    return static_cast<uint64_t>(order_.training
-                                     ? windows_ / batchSize
-                                     : (windows_ + batchSize - 1) / batchSize);
+    if (!order_.training)
+      return static_cast<uint64_t>((windows_ + batchSize - 1) / batchSize);
+    return static_cast<uint64_t>(std::max<int64_t>(windows_ / batchSize, 1));
   }
 
   int64_t realRows(uint64_t step) const override {
@@ -411,15 +421,16 @@ public:
 private:
   /// The first token of row `row`'s window in batch `step`.
   int64_t windowStart(uint64_t step, int64_t row) {
+    if (order_.training &&
+        options_.sampling == TokenFileOptions::Sampling::Random) {
+      Random random(mixSeeds(mixSeeds(order_.seed, step), row));
+      return static_cast<int64_t>(random.below(tokens_ - context_));
+    }
     int64_t batchSize = model_.batchSize;
     uint64_t perEpoch = batchesPerEpoch();
     uint64_t index = step % perEpoch;
     if (!order_.training)
       return evaluationRow(index, row, batchSize, windows_) * context_;
-    if (options_.sampling == TokenFileOptions::Sampling::Random) {
-      Random random(mixSeeds(mixSeeds(order_.seed, step), row));
-      return static_cast<int64_t>(random.below(tokens_ - context_));
-    }
     uint64_t key = mixSeeds(order_.seed, step / perEpoch);
     return static_cast<int64_t>(permuteIndex(index * batchSize + row,
                                              windows_, key)) *
@@ -440,23 +451,24 @@ Status Dataset::openTokens(const std::string &path, const ModelInfo &model,
                            const DataOrder &order,
                            const TokenFileOptions &options,
                            std::unique_ptr<Dataset> &out) {
-  // The model: tokens [B, T], labels [B, T] (and masks).
+  // The model: tokens [B, T], labels [B, T] (and masks), B the batch.
   const Input *tokens = nullptr;
-  for (const Input &input : model.inputs) {
-    bool windowShaped = input.slot.shape.size() == 2;
-    if (input.kind == InputKind::Features || !windowShaped ||
-        (tokens && input.slot.shape != tokens->slot.shape))
+  for (const Input &input : model.inputs)
+    if (input.kind == InputKind::Tokens && !tokens)
+      tokens = &input;
+  if (!tokens)
+    return Status::error(path + ": a token file feeds a model with a tokens "
+                                "input; this one has none");
+  for (const Input &input : model.inputs)
+    if (input.kind == InputKind::Features ||
+        input.slot.shape != tokens->slot.shape ||
+        input.slot.shape.size() != 2 ||
+        input.slot.shape[0] != model.batchSize)
       return Status::error(
           path + ": a token file feeds a model whose inputs are tokens "
                  "[B, T] and their next-token labels [B, T]; input '" +
           input.slot.name + "' is " + shapeString(input.slot.shape) +
           (input.kind == InputKind::Features ? " features" : ""));
-    if (input.kind == InputKind::Tokens)
-      tokens = &input;
-  }
-  if (!tokens)
-    return Status::error(path + ": a token file feeds a model with a tokens "
-                                "input; this one has none");
   int64_t context = tokens->slot.shape[1];
   const char *widthName =
       options.width == TokenFileOptions::Width::U16 ? "uint16" : "uint32";

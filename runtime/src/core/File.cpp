@@ -58,13 +58,14 @@ Status MappedFile::open(const std::string &path) {
   if (fd < 0)
     return Status::error(path + ": cannot open: " + std::strerror(errno));
   struct stat info;
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+  if (::fstat(fd, &info) != 0) {
     int savedErrno = errno;
     ::close(fd);
-    return Status::error(path + ": not a regular file" +
-                         (S_ISREG(info.st_mode)
-                              ? std::string(": ") + std::strerror(savedErrno)
-                              : std::string()));
+    return Status::error(path + ": cannot stat: " + std::strerror(savedErrno));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return Status::error(path + ": not a regular file");
   }
   size_ = static_cast<size_t>(info.st_size);
   if (size_ == 0) { // mmap refuses empty files; callers see no bytes
