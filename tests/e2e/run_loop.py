@@ -76,8 +76,8 @@ for name, ids, flags, message in [
           "step 1" not in result.stdout,
           f"{name}: '{message}' ({result.stderr.strip()})")
 result = run(tiny, "--tokens", train, "--steps", "1")
-check(result.returncode == 1 and "a token file feeds a model whose inputs "
-      "are tokens [B, T]" in result.stderr, "features model: " +
+check(result.returncode == 1 and "a token file feeds a model with a tokens "
+      "input; this one has none" in result.stderr, "features model: " +
       result.stderr.strip())
 for flags, message in [(["--epochs", "1"], "--epochs needs data"),
                        (["--epochs", "1", "--steps", "3", "--tokens", train],

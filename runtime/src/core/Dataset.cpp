@@ -23,14 +23,22 @@ bool isIdInput(const Input &input) {
   return input.kind == InputKind::Labels || input.kind == InputKind::Tokens;
 }
 
-/// One input's examples: [N, ...] of `dtype` at `data`, in a tensor the
-/// dataset holds or in a mapped file (`file`, whose pages are given back
-/// once read).
+/// One input's examples: [N, ...] of `dtype`, at `data` in a tensor the
+/// dataset holds, or at byte `offset` of `file`, read a row at a time.
 struct ExampleArray {
   DType dtype;
   std::vector<int64_t> shape;
-  const std::byte *data;
-  const MappedFile *file = nullptr;
+  const std::byte *data = nullptr;
+  const RandomAccessFile *file = nullptr;
+  uint64_t offset = 0;
+
+  /// Copies `length` bytes from byte `at` of the examples to `out`.
+  Status read(uint64_t at, size_t length, std::byte *out) const {
+    if (file)
+      return file->read(offset + at, length, out);
+    std::memcpy(out, data + at, length);
+    return Status();
+  }
 };
 
 /// The rows of batch `index` (of `batchSize`) of an evaluation pass over
@@ -47,9 +55,9 @@ class FileDataset : public Dataset {
 public:
   FileDataset(const ModelInfo &model, std::map<std::string, ExampleArray> arrays,
               int64_t count, const DataOrder &order, Batch owned,
-              std::vector<std::unique_ptr<MappedFile>> mapped)
+              std::vector<std::unique_ptr<RandomAccessFile>> files)
       : model_(model), arrays_(std::move(arrays)), count_(count),
-        order_(order), owned_(std::move(owned)), mapped_(std::move(mapped)) {}
+        order_(order), owned_(std::move(owned)), files_(std::move(files)) {}
 
   uint64_t batchesPerEpoch() const override {
     int64_t batchSize = model_.batchSize;
@@ -89,12 +97,10 @@ public:
             order_.training
                 ? permutation_[index * batchSize + row]
                 : evaluationRow(index, row, batchSize, count_);
-        size_t offset = example * rowBytes;
-        std::memcpy(tensor.data() + row * rowBytes, all.data + offset,
-                    rowBytes);
-        if (all.file)
-          all.file->releasePages(all.data - all.file->data() + offset,
-                                 rowBytes);
+        if (Status s = all.read(example * rowBytes, rowBytes,
+                                tensor.data() + row * rowBytes);
+            !s)
+          return s;
       }
       out.emplace(input.slot.name, std::move(tensor));
     }
@@ -107,21 +113,30 @@ private:
   int64_t count_;
   DataOrder order_;
   Batch owned_; ///< the tensors of a .safetensors file
-  std::vector<std::unique_ptr<MappedFile>> mapped_; ///< the .npy files
+  std::vector<std::unique_ptr<RandomAccessFile>> files_; ///< the .npy files
   std::vector<int64_t> permutation_;
   uint64_t cachedEpoch_ = UINT64_MAX;
 };
 
-/// Checks that the ids in [begin, end) of `ids` lie in [0, classes) (or
-/// are the ignore index); reading a mapped file, gives its pages back.
+/// The bytes of a file that checking its ids reads at a time: what
+/// checking holds, a few batches at most.
+constexpr int64_t kCheckedBytes = 64 << 10;
+
+/// Checks that the ids in [0, count) of `ids` lie in [0, classes) (or are
+/// the ignore index).
 Status checkIds(const std::string &path, const Input &input,
-                const ExampleArray &ids, int64_t begin, int64_t end) {
-  const int64_t chunk = 1 << 20;
+                const ExampleArray &ids, int64_t count) {
   size_t width = byteWidth(ids.dtype);
-  for (int64_t start = begin; start < end; start += chunk) {
-    int64_t stop = std::min(end, start + chunk);
+  const int64_t chunk = kCheckedBytes / width;
+  std::vector<std::byte> buffer(chunk * width);
+  for (int64_t start = 0; start < count; start += chunk) {
+    int64_t stop = std::min(count, start + chunk);
+    if (Status s = ids.read(start * width, (stop - start) * width,
+                            buffer.data());
+        !s)
+      return s;
     for (int64_t i = start; i < stop; ++i) {
-      double id = loadElement(ids.dtype, ids.data, i);
+      double id = loadElement(ids.dtype, buffer.data(), i - start);
       bool ignored = input.ignoreIndex && id == *input.ignoreIndex;
       if (!ignored && (id < 0 || id >= input.classes))
         return Status::error(path + ": input '" + input.slot.name +
@@ -129,9 +144,6 @@ Status checkIds(const std::string &path, const Input &input,
                              std::to_string(int64_t(id)) + ", outside [0, " +
                              std::to_string(input.classes) + ")");
     }
-    if (ids.file)
-      ids.file->releasePages(ids.data - ids.file->data() + start * width,
-                             (stop - start) * width);
   }
   return Status();
 }
@@ -177,8 +189,7 @@ Status checkExamples(const std::string &path, const ModelInfo &model,
                            std::to_string(rows) + ")");
     count = rows;
     if (isIdInput(input) && input.classes > 0)
-      if (Status s = checkIds(path, input, array, 0,
-                              *elementCount(array.shape));
+      if (Status s = checkIds(path, input, array, *elementCount(array.shape));
           !s)
         return s;
   }
@@ -295,26 +306,23 @@ private:
 Status Dataset::open(const std::string &path, const ModelInfo &model,
                      const DataOrder &order, std::unique_ptr<Dataset> &out) {
   Batch owned;
-  std::vector<std::unique_ptr<MappedFile>> mapped;
+  std::vector<std::unique_ptr<RandomAccessFile>> files;
   std::map<std::string, ExampleArray> arrays;
   struct stat info;
   if (::stat(path.c_str(), &info) != 0)
     return Status::error(path + ": " + std::strerror(errno));
   if (S_ISDIR(info.st_mode)) {
     for (const Input &input : model.inputs) {
-      auto file = std::make_unique<MappedFile>();
+      auto file = std::make_unique<RandomAccessFile>();
       NpyLayout layout;
       if (Status s = file->open(path + "/" + input.slot.name + ".npy"); !s)
         return s;
-      if (Status s = parseNpyLayout(file->data(), file->size(), file->path(),
-                                    layout);
-          !s)
+      if (Status s = readNpyLayout(*file, layout); !s)
         return s;
       arrays.emplace(input.slot.name,
-                     ExampleArray{layout.dtype, layout.shape,
-                                  file->data() + layout.dataOffset,
-                                  file.get()});
-      mapped.push_back(std::move(file));
+                     ExampleArray{layout.dtype, layout.shape, nullptr,
+                                  file.get(), layout.dataOffset});
+      files.push_back(std::move(file));
     }
   } else {
     TensorFile file;
@@ -329,11 +337,23 @@ Status Dataset::open(const std::string &path, const ModelInfo &model,
   if (Status status = checkExamples(path, model, arrays, order, count); !status)
     return status;
   out = std::make_unique<FileDataset>(model, std::move(arrays), count, order,
-                                      std::move(owned), std::move(mapped));
+                                      std::move(owned), std::move(files));
   return Status();
 }
 
 namespace {
+/// Token `index` of the little-endian ids of `width` bytes at `bytes`.
+int64_t tokenAt(const std::byte *bytes, size_t width, int64_t index) {
+  if (width == 2) {
+    uint16_t id;
+    std::memcpy(&id, bytes + 2 * index, 2);
+    return id;
+  }
+  uint32_t id;
+  std::memcpy(&id, bytes + 4 * index, 4);
+  return id;
+}
+
 /// A bijection of [0, n) drawn from `key`: a four-round Feistel network on
 /// the smallest even number of bits that holds n, walking the cycle back
 /// into range. Shuffles a token file's windows without storing an order.
@@ -358,7 +378,8 @@ uint64_t permuteIndex(uint64_t index, uint64_t n, uint64_t key) {
 class TokenDataset : public Dataset {
 public:
   TokenDataset(const ModelInfo &model, const DataOrder &order,
-               const TokenFileOptions &options, std::unique_ptr<MappedFile> file,
+               const TokenFileOptions &options,
+               std::unique_ptr<RandomAccessFile> file,
                int64_t context)
       : model_(model), order_(order), options_(options),
         file_(std::move(file)), context_(context),
@@ -387,25 +408,18 @@ public:
     out.clear();
     int64_t batchSize = model_.batchSize;
     std::vector<int64_t> window(context_ + 1);
+    std::vector<std::byte> bytes((context_ + 1) * width_);
     for (const Input &input : model_.inputs)
       out.emplace(input.slot.name,
                   Tensor(input.slot.dtype, input.slot.shape));
     for (int64_t row = 0; row < batchSize; ++row) {
       int64_t start = windowStart(step, row);
-      size_t offset = static_cast<size_t>(start) * width_;
-      const std::byte *bytes = file_->data() + offset;
-      for (int64_t t = 0; t <= context_; ++t) {
-        if (width_ == 2) {
-          uint16_t id;
-          std::memcpy(&id, bytes + 2 * t, 2);
-          window[t] = id;
-        } else {
-          uint32_t id;
-          std::memcpy(&id, bytes + 4 * t, 4);
-          window[t] = id;
-        }
-      }
-      file_->releasePages(offset, (context_ + 1) * width_);
+      if (Status s = file_->read(static_cast<uint64_t>(start) * width_,
+                                 bytes.size(), bytes.data());
+          !s)
+        return s;
+      for (int64_t t = 0; t <= context_; ++t)
+        window[t] = tokenAt(bytes.data(), width_, t);
       for (const Input &input : model_.inputs) {
         Tensor &tensor = out.at(input.slot.name);
         int64_t shift = input.kind == InputKind::Labels ? 1 : 0;
@@ -440,7 +454,7 @@ private:
   const ModelInfo &model_;
   DataOrder order_;
   TokenFileOptions options_;
-  std::unique_ptr<MappedFile> file_;
+  std::unique_ptr<RandomAccessFile> file_;
   int64_t context_;
   size_t width_;
   int64_t tokens_, windows_;
@@ -474,7 +488,7 @@ Status Dataset::openTokens(const std::string &path, const ModelInfo &model,
       options.width == TokenFileOptions::Width::U16 ? "uint16" : "uint32";
   size_t width = options.width == TokenFileOptions::Width::U16 ? 2 : 4;
 
-  auto file = std::make_unique<MappedFile>();
+  auto file = std::make_unique<RandomAccessFile>();
   if (Status s = file->open(path); !s)
     return s;
   if (file->size() % width)
@@ -504,26 +518,23 @@ Status Dataset::openTokens(const std::string &path, const ModelInfo &model,
       vocabulary = vocabulary ? std::min(vocabulary, input.classes)
                               : input.classes;
   if (vocabulary > 0) {
-    const int64_t chunk = 1 << 20;
+    const int64_t chunk = kCheckedBytes / width;
+    std::vector<std::byte> bytes(chunk * width);
     for (int64_t start = 0; start < count; start += chunk) {
       int64_t stop = std::min(count, start + chunk);
-      for (int64_t i = start; i < stop; ++i) {
-        uint32_t id;
-        if (width == 2) {
-          uint16_t narrow;
-          std::memcpy(&narrow, file->data() + 2 * i, 2);
-          id = narrow;
-        } else {
-          std::memcpy(&id, file->data() + 4 * i, 4);
-        }
-        if (id >= vocabulary)
+      if (Status s = file->read(start * width, (stop - start) * width,
+                                bytes.data());
+          !s)
+        return s;
+      for (int64_t i = start; i < stop; ++i)
+        if (int64_t id = tokenAt(bytes.data(), width, i - start);
+            id >= vocabulary)
           return Status::error(
               path + ": token " + std::to_string(i) + " is " +
-              std::to_string(id) + ", outside the vocabulary [0, " +
-              std::to_string(vocabulary) + ") (written with another "
-              "tokenizer, or as another width than " + widthName + "?)");
-      }
-      file->releasePages(start * width, (stop - start) * width);
+              std::to_string(id) +
+              ", outside the vocabulary [0, " + std::to_string(vocabulary) +
+              ") (written with another tokenizer, or as another width than " +
+              widthName + "?)");
     }
   }
   out = std::make_unique<TokenDataset>(model, order, options, std::move(file),

@@ -2,14 +2,12 @@
 
 #include "gacc/runtime/File.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <fcntl.h>
 #include <iterator>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,51 +45,42 @@ Status writeFileAtomically(const std::string &path,
   return Status();
 }
 
-MappedFile::~MappedFile() {
-  if (size_)
-    ::munmap(const_cast<std::byte *>(data_), size_);
+RandomAccessFile::~RandomAccessFile() {
+  if (fd_ >= 0)
+    ::close(fd_);
 }
 
-Status MappedFile::open(const std::string &path) {
+Status RandomAccessFile::open(const std::string &path) {
   path_ = path;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0)
     return Status::error(path + ": cannot open: " + std::strerror(errno));
   struct stat info;
-  if (::fstat(fd, &info) != 0) {
-    int savedErrno = errno;
-    ::close(fd);
-    return Status::error(path + ": cannot stat: " + std::strerror(savedErrno));
-  }
-  if (!S_ISREG(info.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd_, &info) != 0)
+    return Status::error(path + ": cannot stat: " + std::strerror(errno));
+  if (!S_ISREG(info.st_mode))
     return Status::error(path + ": not a regular file");
-  }
-  size_ = static_cast<size_t>(info.st_size);
-  if (size_ == 0) { // mmap refuses empty files; callers see no bytes
-    ::close(fd);
-    return Status();
-  }
-  void *mapped = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
-  int savedErrno = errno;
-  ::close(fd);
-  if (mapped == MAP_FAILED) {
-    size_ = 0;
-    return Status::error(path + ": cannot map: " + std::strerror(savedErrno));
-  }
-  data_ = static_cast<const std::byte *>(mapped);
+  size_ = static_cast<uint64_t>(info.st_size);
   return Status();
 }
 
-void MappedFile::releasePages(size_t offset, size_t length) const {
-  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  // Whole pages, rounded outward: a page another reader still uses is only
-  // read again from the page cache when it touches it.
-  size_t begin = offset / page * page;
-  size_t end = (std::min(offset + length, size_) + page - 1) / page * page;
-  if (begin < end)
-    ::madvise(const_cast<std::byte *>(data_) + begin, end - begin,
-              MADV_DONTNEED);
+Status RandomAccessFile::read(uint64_t offset, size_t length,
+                              void *out) const {
+  auto *bytes = static_cast<char *>(out);
+  while (length > 0) {
+    ssize_t got = ::pread(fd_, bytes, length, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      return Status::error(path_ + ": read failed at byte " +
+                           std::to_string(offset) + ": " +
+                           (got < 0 ? std::strerror(errno)
+                                    : "the file is shorter than it was"));
+    bytes += got;
+    offset += static_cast<uint64_t>(got);
+    length -= static_cast<size_t>(got);
+  }
+  return Status();
 }
 
 } // namespace gacc::rt

@@ -3,6 +3,7 @@
 #include "gacc/runtime/Npy.h"
 #include "gacc/runtime/File.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -135,13 +136,16 @@ const char *descrOf(DType dtype) {
 }
 } // namespace
 
-Status parseNpyLayout(const std::byte *bytes, size_t size,
-                      const std::string &origin, NpyLayout &out) {
+namespace {
+/// parseNpyLayout of an image of `size` bytes of which `bytes` holds the
+/// first `available` (at least its header, or an error says it is cut).
+Status parseLayout(const std::byte *bytes, size_t available, uint64_t size,
+                   const std::string &origin, NpyLayout &out) {
   auto fail = [&](const std::string &why) {
     return Status::error(origin + ": " + why);
   };
   static const char magic[] = "\x93NUMPY";
-  if (size < 10 || std::memcmp(bytes, magic, 6) != 0)
+  if (available < 10 || std::memcmp(bytes, magic, 6) != 0)
     return fail("not a .npy file (bad magic)");
   unsigned major = static_cast<unsigned>(bytes[6]);
   size_t headerLength, headerStart;
@@ -150,7 +154,7 @@ Status parseNpyLayout(const std::byte *bytes, size_t size,
                    static_cast<size_t>(bytes[9]) << 8;
     headerStart = 10;
   } else if (major == 2 || major == 3) {
-    if (size < 12)
+    if (available < 12)
       return fail("truncated header");
     headerLength = 0;
     for (int i = 3; i >= 0; --i)
@@ -159,7 +163,7 @@ Status parseNpyLayout(const std::byte *bytes, size_t size,
   } else {
     return fail("unsupported .npy version " + std::to_string(major));
   }
-  if (headerLength > size - headerStart)
+  if (headerLength > available - headerStart)
     return fail("truncated header");
   std::string header(reinterpret_cast<const char *>(bytes + headerStart),
                      headerLength);
@@ -186,6 +190,36 @@ Status parseNpyLayout(const std::byte *bytes, size_t size,
                 std::to_string(needed) + " (truncated file?)");
   out = NpyLayout{*dtype, shape, dataStart};
   return Status();
+}
+} // namespace
+
+Status parseNpyLayout(const std::byte *bytes, size_t size,
+                      const std::string &origin, NpyLayout &out) {
+  return parseLayout(bytes, size, size, origin, out);
+}
+
+Status readNpyLayout(const RandomAccessFile &file, NpyLayout &out) {
+  // The header: its length is in bytes 8-11 (version 2 and 3) or 8-9.
+  std::string prefix(std::min<uint64_t>(file.size(), 12), '\0');
+  if (Status s = file.read(0, prefix.size(), prefix.data()); !s)
+    return s;
+  size_t headerEnd = prefix.size();
+  if (prefix.size() >= 10) {
+    auto byte = [&](int i) { return static_cast<uint8_t>(prefix[i]); };
+    size_t length = prefix[6] == 1
+                        ? byte(8) | byte(9) << 8
+                        : prefix.size() < 12
+                              ? 0
+                              : byte(8) | byte(9) << 8 | byte(10) << 16 |
+                                    static_cast<size_t>(byte(11)) << 24;
+    headerEnd = std::min<uint64_t>(file.size(),
+                                   (prefix[6] == 1 ? 10 : 12) + length);
+  }
+  std::string header(headerEnd, '\0');
+  if (Status s = file.read(0, header.size(), header.data()); !s)
+    return s;
+  return parseLayout(reinterpret_cast<const std::byte *>(header.data()),
+                     header.size(), file.size(), file.path(), out);
 }
 
 Status parseNpy(const std::byte *bytes, size_t size, const std::string &origin,

@@ -5,6 +5,7 @@
 #include "gacc/runtime/Status.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace gacc::rt {
@@ -18,31 +19,30 @@ Status readFile(const std::string &path, std::string &contents);
 Status writeFileAtomically(const std::string &path,
                            const std::string &contents);
 
-/// A file mapped read-only into memory, for data read piecewise (token
-/// files, .npy examples) without ever holding it whole: pages are read on
-/// first touch, and releasePages gives back those a reader is done with, so
-/// resident memory stays what is in use, not what was ever read.
-class MappedFile {
+/// A file read piecewise at any offset (token files, .npy examples), never
+/// whole: what a reader holds is what it copied out. (Mapping it would hold
+/// more: a read of a few bytes maps the page-cache folio around them, 2 MiB
+/// with large folios, until it is unmapped.) Reads are safe from several
+/// threads.
+class RandomAccessFile {
 public:
-  MappedFile() = default;
-  ~MappedFile();
-  MappedFile(const MappedFile &) = delete;
-  MappedFile &operator=(const MappedFile &) = delete;
+  RandomAccessFile() = default;
+  ~RandomAccessFile();
+  RandomAccessFile(const RandomAccessFile &) = delete;
+  RandomAccessFile &operator=(const RandomAccessFile &) = delete;
 
   /// Errors name the path and the system's reason.
   Status open(const std::string &path);
-  const std::byte *data() const { return data_; }
-  size_t size() const { return size_; }
+  uint64_t size() const { return size_; }
   const std::string &path() const { return path_; }
-  /// Drops the pages holding [offset, offset + length) from this process's
-  /// resident memory (they stay in the page cache; a later read maps them
-  /// again).
-  void releasePages(size_t offset, size_t length) const;
+  /// Copies bytes [offset, offset + length) to `out`; an error (naming the
+  /// path) if the file no longer holds them.
+  Status read(uint64_t offset, size_t length, void *out) const;
 
 private:
   std::string path_;
-  const std::byte *data_ = nullptr;
-  size_t size_ = 0;
+  int fd_ = -1;
+  uint64_t size_ = 0;
 };
 
 } // namespace gacc::rt

@@ -2,6 +2,7 @@
 #ifndef GACC_RUNTIME_NPY_H
 #define GACC_RUNTIME_NPY_H
 
+#include "gacc/runtime/File.h"
 #include "gacc/runtime/Tensor.h"
 
 namespace gacc::rt {
@@ -13,9 +14,11 @@ struct NpyLayout {
   size_t dataOffset = 0; ///< bytes from the image's start
 };
 /// Parses and checks the header of a .npy image (see parseNpy) without
-/// copying its data, for arrays read in place from a mapped file.
+/// copying its data; readNpyLayout reads just the header of a file, for
+/// arrays read a row at a time.
 Status parseNpyLayout(const std::byte *bytes, size_t size,
                       const std::string &origin, NpyLayout &out);
+Status readNpyLayout(const RandomAccessFile &file, NpyLayout &out);
 /// Parses a little-endian, C-order .npy image (format versions 1 to 3) of
 /// f2/f4/f8, i1/u1/i4/i8 or bool; `origin` names it in errors.
 Status parseNpy(const std::byte *bytes, size_t size, const std::string &origin,
