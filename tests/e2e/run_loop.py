@@ -65,10 +65,13 @@ for name, ids, flags, message in [
          [], "token 1500 is 96, outside the vocabulary [0, 96)"),
         ("wide.bin", rng.integers(1, 96, 4000), ["--token-dtype", "uint32"],
          "outside the vocabulary [0, 96)"),
-        ("absent.bin", None, [], "absent.bin: cannot open")]:
+        ("absent.bin", None, [], "absent.bin: cannot open"),
+        ("uint32.bin", None, [], "every other uint16 token is 0")]:
     path = os.path.join(work, name)
     if name == "odd.bin":
         open(path, "wb").write(b"\0" * 1001)
+    elif name == "uint32.bin":
+        tokens(name, rng.integers(1, 96, 2000), np.uint32)
     elif ids is not None:
         tokens(name, ids)
     result = run(gpt, "--tokens", path, "--steps", "1", *flags)
@@ -83,7 +86,11 @@ for flags, message in [(["--epochs", "1"], "--epochs needs data"),
                        (["--epochs", "1", "--steps", "3", "--tokens", train],
                         "give --steps or --epochs, not both"),
                        (["--keep-last", "2"], "--keep-last needs --save-every"),
-                       (["--eval-every", "2"], "--eval-every needs")]:
+                       (["--eval-every", "2"], "--eval-every needs"),
+                       (["--token-sampling", "random"],
+                        "--token-sampling need --tokens"),
+                       (["--init", "a", "--resume", "b"],
+                        "give --init or --resume, not both")]:
     result = run(gpt, *flags)
     check(result.returncode == 1 and message in result.stderr,
           f"{' '.join(flags)}: {result.stderr.strip()}")
@@ -191,6 +198,30 @@ check(stopped.returncode == 0 and f"step-{step}.safetensors" in kept and
       len(kept) == 2 and "go on with --resume latest" in out,
       f"SIGINT: exit {stopped.returncode}, stopped after step {step}, "
       f"kept {kept}")
+
+# Without --save-every a signal still saves (the directory made on demand,
+# nested); a new run refuses a directory holding another run's checkpoints.
+stopped = subprocess.Popen(
+    [gacc, "run", gpt, "--tokens", train, "--steps", "100000",
+     "--checkpoint-dir", "nested/dir"], cwd=work, stdout=subprocess.PIPE,
+    text=True)
+time.sleep(3)
+stopped.send_signal(signal.SIGTERM)
+out, _ = stopped.communicate(timeout=120)
+check(stopped.returncode == 0 and "stopped by signal 15" in out and
+      len(os.listdir(os.path.join(work, "nested", "dir"))) == 1,
+      "SIGTERM without --save-every saves into a new nested directory")
+result = run(gpt, "--tokens", train, "--steps", "20", "--save-every", "5",
+             "--checkpoint-dir", "signal")
+check(result.returncode == 1 and "holds the checkpoints of another run" in
+      result.stderr, "a fresh run refuses another run's checkpoints: " +
+      result.stderr.strip())
+result = run(gpt, "--tokens", train, "--steps", "20", "--save-every", "5",
+             "--checkpoint-dir", "signal", "--resume",
+             os.path.join("checkpoints", "step-8.safetensors"))
+check(result.returncode == 1 and "holds checkpoints past step 8" in
+      result.stderr, "resuming behind a directory's newest checkpoint is "
+      "refused: " + result.stderr.strip())
 
 # On a terminal: a progress bar with epoch, loss, samples/s and ETA.
 leader, follower = pty.openpty()

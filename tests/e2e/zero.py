@@ -205,6 +205,7 @@ check(job.returncode != 0 and "consolidate it" in job.stderr,
 # gradients move by up to a few such steps: 2.7e-3 for h.0.mlp.c_proj.bias
 # with the polynomial exp and tanh (gacc-cpu-approximate-math), 2e-3 with
 # libm's.
+STEPS = 2
 gpt_bf16 = train("gpt-bf16-one-rank-m8", gpt, ["--precision", "bf16",
                                                 "--micro-batch", "8"])
 for stage in (0, 3):

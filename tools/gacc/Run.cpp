@@ -9,7 +9,9 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <dirent.h>
 #include <fstream>
 #include <iomanip>
@@ -20,6 +22,13 @@
 
 namespace gacc {
 using namespace rt;
+
+int mpiWorldSize() {
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char *size = std::getenv(name))
+      return std::max(1, std::atoi(size));
+  return 1;
+}
 
 namespace {
 /// A double as JSON has it: non-finite values (a skipped f16 step's
@@ -68,10 +77,13 @@ struct Evaluation {
 
 /// The mean loss over every example of `dataset` (and the accuracy of a
 /// classifier), without updating. A padded last batch counts only its real
-/// rows: their labels become the ignore index where the model has one (the
-/// mean is then over counted labels, as PyTorch's), else the loss of a
-/// batch of its first row separates them. On several ranks, every rank's
-/// slice counts.
+/// rows: a loss that averages over counted labels (token_mean, one rank)
+/// gets the ignore index in the padding's labels and each batch weighs by
+/// its counted labels, as PyTorch's mean over a whole set would; otherwise
+/// the loss of a batch of its first row alone separates the padding (exact
+/// where rows weigh alike: per-row means, and token_mean over token files,
+/// whose labels are all counted). On several ranks, every rank's slice
+/// counts.
 Status evaluate(Trainer &trainer, Dataset &dataset, Communicator &communicator,
                 Evaluation &result) {
   auto start = std::chrono::steady_clock::now();
@@ -90,6 +102,10 @@ Status evaluate(Trainer &trainer, Dataset &dataset, Communicator &communicator,
                            model.outputs[0].shape.end() - 1) ==
           labels->slot.shape;
   bool ignorable = labels && labels->ignoreIndex;
+  // (ZeRO reduces an evaluation's token_mean as the mean of the ranks'
+  // means: counted labels weigh alike only on one rank.)
+  bool byCountedLabels =
+      ignorable && labels->meanOverCounted && model.ranks == 1;
   int64_t rows = model.batchSize / model.ranks; // this rank's
   // Sums over every rank: loss × weight, weight, correct, counted, rows.
   double totals[5] = {0, 0, 0, 0, 0};
@@ -104,7 +120,7 @@ Status evaluate(Trainer &trainer, Dataset &dataset, Communicator &communicator,
       Tensor &truth = batch.at(labels->slot.name);
       int64_t perRow = truth.numElements() / rows;
       for (int64_t i = 0; i < truth.numElements(); ++i) {
-        if (i / perRow >= real && ignorable)
+        if (i / perRow >= real && byCountedLabels)
           storeElement(truth.dtype(), truth.data(), i, *labels->ignoreIndex);
         double label = loadElement(truth.dtype(), truth.data(), i);
         if (i / perRow < real &&
@@ -122,9 +138,11 @@ Status evaluate(Trainer &trainer, Dataset &dataset, Communicator &communicator,
       return s;
     if (Status s = trainer.evaluate(batchLoss, outputs); !s)
       return s;
-    if (ignorable) {
-      totals[0] += batchLoss * counts[1];
-      totals[1] += counts[1];
+    if (byCountedLabels) {
+      if (counts[1] > 0) { // (a batch of ignored labels only has no mean)
+        totals[0] += batchLoss * counts[1];
+        totals[1] += counts[1];
+      }
     } else if (counts[0] < globalRows) {
       Batch firstRow;
       double firstRowLoss = 0;
@@ -187,13 +205,12 @@ Status joinJob(Trainer &trainer, std::unique_ptr<Communicator> &out) {
     if (Status s = createMpiCommunicator(out); !s)
       return s;
   } else {
-    const char *size = std::getenv("OMPI_COMM_WORLD_SIZE");
     out = createSingleRankCommunicator();
-    if (size && std::atoi(size) > 1)
+    if (int size = mpiWorldSize(); size > 1)
       return Status::error("the step is compiled for 1 rank, but mpirun "
                            "started " +
-                           std::string(size) + ": compile it with --ranks " +
-                           size);
+                           std::to_string(size) + ": compile it with --ranks " +
+                           std::to_string(size));
   }
   return trainer.setCommunicator(*out);
 }
@@ -244,6 +261,18 @@ Status keepMetricsUntil(const std::string &path, uint64_t step) {
       kept += line + "\n";
   }
   return writeFileAtomically(path, kept);
+}
+
+/// `mkdir -p path`.
+Status makeDirectories(const std::string &path) {
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    std::string prefix = path.substr(0, slash);
+    if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST)
+      return Status::error(prefix + ": cannot create: " +
+                           std::strerror(errno));
+    if (slash == std::string::npos)
+      return Status();
+  }
 }
 
 volatile std::sig_atomic_t stopSignal = 0;
@@ -364,18 +393,34 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
       return fail(options.metrics + ": cannot write");
     metrics << std::setprecision(std::numeric_limits<double>::max_digits10);
   }
-  if ((options.saveEvery || !options.resume.empty()) && leader)
-    ::mkdir(options.checkpointDir.c_str(), 0777); // saving says what fails
-
+  // Periodic checkpoints continue this run's: a directory holding another
+  // run's, or this one's past the step resumed from, would mix two runs
+  // under --resume latest and --keep-last.
+  if (options.saveEvery) {
+    auto saved = checkpointsIn(options.checkpointDir);
+    if (!saved.empty() && options.resume.empty())
+      return fail(options.checkpointDir + " holds the checkpoints of another "
+                  "run (up to " + saved.back().second + "): continue it with "
+                  "--resume latest, or give another --checkpoint-dir");
+    if (!saved.empty() && saved.back().first > first)
+      return fail(options.checkpointDir + " holds checkpoints past step " +
+                  std::to_string(first) + " (up to " + saved.back().second +
+                  "), which this run would mix with its own: move them, or "
+                  "give another --checkpoint-dir");
+  }
   auto save = [&](uint64_t step) -> Status {
+    if (leader)
+      if (Status s = makeDirectories(options.checkpointDir); !s)
+        return s;
     std::string path = options.checkpointDir + "/step-" +
                        std::to_string(step) + ".safetensors";
     if (Status s = trainer.saveCheckpoint(path); !s)
       return s;
-    if (leader && options.keepLast) {
+    if (leader && options.keepLast) { // the oldest, never the one just saved
       auto saved = checkpointsIn(options.checkpointDir);
       for (size_t i = 0; i + options.keepLast < saved.size(); ++i)
-        std::remove(saved[i].second.c_str());
+        if (saved[i].first < step)
+          std::remove(saved[i].second.c_str());
     }
     return Status();
   };
@@ -404,11 +449,17 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
                 readable(evaluation.seconds).c_str());
   };
 
-  // A signal ends the run after the step it interrupts, with a checkpoint.
-  std::signal(SIGINT, requestStop);
-  std::signal(SIGTERM, requestStop);
+  // A signal ends the run after the step it interrupts, with a checkpoint;
+  // a second one ends it at once (the handler resets itself).
+  struct sigaction stopAction = {};
+  stopAction.sa_handler = requestStop;
+  stopAction.sa_flags = SA_RESETHAND;
+  sigemptyset(&stopAction.sa_mask);
+  ::sigaction(SIGINT, &stopAction, nullptr);
+  ::sigaction(SIGTERM, &stopAction, nullptr);
 
-  bool terminal = ::isatty(STDOUT_FILENO);
+  // (mpirun gives its ranks a terminal even when its output is a log.)
+  bool terminal = ::isatty(STDOUT_FILENO) && mpiWorldSize() == 1;
   StepResult result;
   uint64_t skipped = 0, step = first;
   auto start = std::chrono::steady_clock::now();

@@ -49,6 +49,10 @@ struct RunOptions {
 /// to stdout and errors to stderr. Returns the process exit code.
 int runTraining(rt::Trainer &trainer, const RunOptions &options);
 
+/// The ranks of the MPI job this process is in (Open MPI's or MPICH's
+/// variables), 1 outside one.
+int mpiWorldSize();
+
 /// One step from fresh parameters on synthetic data, for measurements.
 rt::Status measureOneStep(rt::Trainer &trainer, rt::StepResult &result);
 

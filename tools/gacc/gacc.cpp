@@ -399,15 +399,6 @@ static cl::opt<std::string> *const trainingFlags[] = {
 /// step (its total not given): Run.cpp sets it once the data says when.
 static bool scheduleEndsWithRun = false;
 
-/// The ranks of the MPI job this process is in (Open MPI's or MPICH's
-/// variables), 1 outside one.
-static int mpiWorldSize() {
-  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
-    if (const char *size = std::getenv(name))
-      return std::max(1, std::atoi(size));
-  return 1;
-}
-
 /// The training options the flags give; one not given leaves it to the
 /// model. A value its option cannot parse is an error.
 static mlir::LogicalResult
@@ -430,9 +421,9 @@ trainingOptions(mlir::gacc::TrainingPipelineOptions &options) {
   }
   // Under mpirun, a step compiled just in time is for the world's ranks,
   // as torchrun and DeepSpeed users expect.
-  if (runCommand && !ranks.getNumOccurrences() && mpiWorldSize() > 1)
+  if (runCommand && !ranks.getNumOccurrences() && gacc::mpiWorldSize() > 1)
     text += (text.empty() ? "" : " ") + std::string("ranks={") +
-            std::to_string(mpiWorldSize()) + "}";
+            std::to_string(gacc::mpiWorldSize()) + "}";
   options.seed = seed.getValue();
   return options.parseFromString(text);
 }
@@ -635,7 +626,7 @@ static gacc::RunOptions runOptions() {
   options.saveEvery = saveEvery;
   options.keepLast = keepLast;
   options.metrics = metricsPath;
-  options.logEvery = std::max<uint64_t>(logEvery, 1);
+  options.logEvery = logEvery;
   options.dumpGrads = dumpGradsPath;
   return options;
 }
@@ -652,6 +643,16 @@ static std::string conflictingRunFlags() {
     return "--eval-every needs --eval-data or --eval-tokens";
   if (keepLast && !saveEvery)
     return "--keep-last needs --save-every";
+  if (!initPath.empty() && !resumePath.empty())
+    return "give --init or --resume, not both (a checkpoint holds the "
+           "parameters)";
+  if ((tokenWidth.getNumOccurrences() || tokenSampling.getNumOccurrences()) &&
+      tokensPath.empty() && evalTokensPath.empty())
+    return "--token-dtype and --token-sampling need --tokens or --eval-tokens";
+  if (epochs.getNumOccurrences() && epochs == 0)
+    return "--epochs must be at least 1";
+  if (logEvery == 0)
+    return "--log-every must be at least 1";
   return "";
 }
 

@@ -16,9 +16,10 @@ STEP_METRICS = ["loss", "lr", "grad_norm", "samples_per_s"]
 def read_run(path):
     """The per-step and the evaluation records of a metrics file."""
     try:
-        lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+        text = open(path, encoding="utf-8", errors="replace").read()
     except OSError as error:
         sys.exit(f"gacc plot: error: {path}: {error.strerror}")
+    lines = text.splitlines()
     steps, evals = [], []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -26,6 +27,8 @@ def read_run(path):
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
+            if number == len(lines) and not text.endswith("\n") and number > 1:
+                break  # a running (or killed) run's line, cut short
             sys.exit(f"gacc plot: error: {path}:{number}: not JSON: {error}")
         if not isinstance(record, dict) or "step" not in record:
             sys.exit(f"gacc plot: error: {path}:{number}: not a gacc run "

@@ -210,6 +210,8 @@ Json modelJson(const ModelInfo &model) {
                   {"classes", input.classes}};
     if (input.ignoreIndex)
       entry["ignore_index"] = *input.ignoreIndex;
+    if (input.meanOverCounted)
+      entry["mean_over_counted"] = true;
     inputs.push_back(entry);
   }
   Json optimizer = {{"kind", model.optimizer.kind},
@@ -280,6 +282,7 @@ ModelInfo modelFrom(const Json &json) {
     described.classes = integerAt<int64_t>(input, "classes");
     if (input.contains("ignore_index"))
       described.ignoreIndex = integerAt<int64_t>(input, "ignore_index");
+    described.meanOverCounted = input.value("mean_over_counted", false);
     model.inputs.push_back(described);
   }
   model.hyper = slotsFrom(json.at("hyper"));

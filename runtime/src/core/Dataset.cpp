@@ -526,6 +526,16 @@ Status Dataset::openTokens(const std::string &path, const ModelInfo &model,
                                 bytes.data());
           !s)
         return s;
+      // uint32 ids under 65536 read as uint16: every other id is 0.
+      if (start == 0 && width == 2 && stop >= 256) {
+        bool oddZero = true;
+        for (int64_t i = 1; i < stop && oddZero; i += 2)
+          oddZero = tokenAt(bytes.data(), width, i) == 0;
+        if (oddZero)
+          return Status::error(path + ": every other uint16 token is 0, as "
+                                      "in uint32 ids read as uint16: give "
+                                      "--token-dtype uint32");
+      }
       for (int64_t i = start; i < stop; ++i)
         if (int64_t id = tokenAt(bytes.data(), width, i - start);
             id >= vocabulary)

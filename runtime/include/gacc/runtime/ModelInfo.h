@@ -76,6 +76,9 @@ struct Input {
   int64_t classes = 0;
   /// Labels equal to this are ignored by the loss (and may appear in data).
   std::optional<int64_t> ignoreIndex;
+  /// For labels: the loss is the mean over the labels it counts (a
+  /// token_mean cross-entropy), not over the batch's rows.
+  bool meanOverCounted = false;
 };
 
 /// The optimizer, as the compiler's optimizer classes (passes/optimizers/)
