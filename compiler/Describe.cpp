@@ -54,8 +54,7 @@ static void describeIds(func::FuncOp model, InputOp input, rt::Input &out) {
         out.classes = ce.getLogits().getType().getShape().back();
         if (std::optional<uint64_t> ignore = ce.getIgnoreIndex())
           out.ignoreIndex = static_cast<int64_t>(*ignore);
-        out.meanOverCounted =
-            ce.getReduction() == LossReduction::token_mean;
+        out.meanOverCounted = ce.getReduction() == LossReduction::token_mean;
       } else if (auto embedding = dyn_cast<EmbeddingOp>(user)) {
         out.classes = embedding.getTable().getType().getDimSize(0);
       }

@@ -1,4 +1,4 @@
-//===- DatasetTest.cpp - token files, .npy examples, slices, prefetch -------===//
+//===- DatasetTest.cpp - token files, .npy, rank slices, prefetch -------===//
 
 #include "gacc/runtime/Dataset.h"
 #include "gacc/runtime/Npy.h"
@@ -105,9 +105,9 @@ std::map<std::string, std::string> rowOf(const Batch &batch, int64_t row) {
   std::map<std::string, std::string> out;
   for (const auto &[name, tensor] : batch) {
     size_t rowBytes = tensor.byteSize() / tensor.shape()[0];
-    out[name] = std::string(
-        reinterpret_cast<const char *>(tensor.data()) + row * rowBytes,
-        rowBytes);
+    out[name] = std::string(reinterpret_cast<const char *>(tensor.data()) +
+                                row * rowBytes,
+                            rowBytes);
   }
   return out;
 }
@@ -171,8 +171,7 @@ std::vector<int64_t> epochStarts(Dataset &data, uint64_t first,
   return starts;
 }
 
-void expectPermutationOfWindows(std::vector<int64_t> starts,
-                                int64_t windows) {
+void expectPermutationOfWindows(std::vector<int64_t> starts, int64_t windows) {
   std::sort(starts.begin(), starts.end());
   std::vector<int64_t> expected(windows);
   for (int64_t w = 0; w < windows; ++w)
@@ -181,8 +180,8 @@ void expectPermutationOfWindows(std::vector<int64_t> starts,
 }
 
 void expectError(const Status &status, const std::string &phrase) {
-  ASSERT_FALSE(status.ok()) << "expected an error containing '" << phrase
-                            << "'";
+  ASSERT_FALSE(status.ok())
+      << "expected an error containing '" << phrase << "'";
   EXPECT_NE(status.message().find(phrase), std::string::npos)
       << status.message();
 }
@@ -201,8 +200,8 @@ TEST(DatasetTokens, EpochsVisitEveryWindowOnceInAShuffledOrder) {
   ModelInfo model = tokenModel(1000);
 
   std::unique_ptr<Dataset> data;
-  Status s = Dataset::openTokens(dir + "/train.bin", model, {7, true}, {},
-                                 data);
+  Status s =
+      Dataset::openTokens(dir + "/train.bin", model, {7, true}, {}, data);
   ASSERT_TRUE(s.ok()) << s.message();
   const int64_t windows = (n - 1) / T;
   ASSERT_EQ(data->batchesPerEpoch(), static_cast<uint64_t>(windows / B));
@@ -259,8 +258,7 @@ TEST(DatasetTokens, EpochIsAPermutationOfTheWindows) {
   ModelInfo model = tokenModel(1000);
   std::unique_ptr<Dataset> data;
   ASSERT_TRUE(
-      Dataset::openTokens(dir + "/train.bin", model, {3, true}, {}, data)
-          .ok());
+      Dataset::openTokens(dir + "/train.bin", model, {3, true}, {}, data).ok());
   ASSERT_EQ(data->batchesPerEpoch(), 10u);
   for (uint64_t epoch = 0; epoch < 3; ++epoch)
     expectPermutationOfWindows(epochStarts(*data, epoch * 10, file), 40);
@@ -314,9 +312,9 @@ TEST(DatasetTokens, RandomSamplingDrawsContiguousWindowsPerStep) {
   ASSERT_TRUE(
       Dataset::openTokens(dir + "/train.bin", model, {5, true}, options, data)
           .ok());
-  ASSERT_TRUE(Dataset::openTokens(dir + "/train.bin", model, {5, true},
-                                  options, again)
-                  .ok());
+  ASSERT_TRUE(
+      Dataset::openTokens(dir + "/train.bin", model, {5, true}, options, again)
+          .ok());
   auto where = positions(file);
   std::set<int64_t> starts;
   bool unaligned = false;
@@ -340,9 +338,9 @@ TEST(DatasetTokens, RandomSamplingDrawsContiguousWindowsPerStep) {
   }
   // Another seed draws others.
   std::unique_ptr<Dataset> other;
-  ASSERT_TRUE(Dataset::openTokens(dir + "/train.bin", model, {6, true},
-                                  options, other)
-                  .ok());
+  ASSERT_TRUE(
+      Dataset::openTokens(dir + "/train.bin", model, {6, true}, options, other)
+          .ok());
   Batch batch;
   ASSERT_TRUE(other->batch(0, batch).ok());
   EXPECT_FALSE(sameBatch(batch, batches[0]));
@@ -384,8 +382,7 @@ TEST(DatasetTokens, EvaluationReadsEveryWindowInOrder) {
   writeBytes(dir + "/val.bin", tokenBytes(file, 2));
   ModelInfo model = tokenModel(1000);
   std::unique_ptr<Dataset> data;
-  Status s =
-      Dataset::openTokens(dir + "/val.bin", model, {9, false}, {}, data);
+  Status s = Dataset::openTokens(dir + "/val.bin", model, {9, false}, {}, data);
   ASSERT_TRUE(s.ok()) << s.message();
   const int64_t windows = 10;
   const uint64_t batches = (windows + B - 1) / B;
@@ -525,9 +522,8 @@ TEST(DatasetTokens, ShapesCheckedWhateverTheInputOrder) {
   std::swap(model.inputs[0], model.inputs[1]); // labels first
   model.inputs[0].slot.shape = {B, T - 1};
   std::unique_ptr<Dataset> data;
-  expectError(
-      Dataset::openTokens(dir + "/ok.bin", model, {0, true}, {}, data),
-      "[B, T]");
+  expectError(Dataset::openTokens(dir + "/ok.bin", model, {0, true}, {}, data),
+              "[B, T]");
 }
 
 namespace {
@@ -619,8 +615,8 @@ TEST(DatasetPrefetch, SameBatchesAsTheSource) {
 // The worker reads `depth` batches ahead, no more, and starts afresh at a
 // jump; a source's error comes back with its step.
 TEST(DatasetPrefetch, ReadsDepthAheadAndPassesErrors) {
-  auto owned = std::make_unique<RecordingSource>(std::chrono::milliseconds(0),
-                                                 6);
+  auto owned =
+      std::make_unique<RecordingSource>(std::chrono::milliseconds(0), 6);
   RecordingSource *source = owned.get();
   std::unique_ptr<Dataset> ahead = Dataset::prefetch(std::move(owned), 3);
   Batch batch;
@@ -810,8 +806,7 @@ TEST(DatasetNpy, Errors) {
   EXPECT_TRUE(s.ok()) << s.message();
   // A missing input file, a dtype or a shape the model does not read.
   ModelInfo extra = exampleModel(4);
-  extra.inputs.push_back(
-      Input{{"z", DType::F32, {4}, 0}, InputKind::Features});
+  extra.inputs.push_back(Input{{"z", DType::F32, {4}, 0}, InputKind::Features});
   expectError(Dataset::open(dir, extra, {0, false}, data), "z.npy");
   ModelInfo wide = exampleModel(4);
   wide.inputs[0].slot.shape = {4, 4};
@@ -821,8 +816,7 @@ TEST(DatasetNpy, Errors) {
   expectError(Dataset::open(dir, doubles, {0, false}, data), "F64");
   // Fewer examples than a training batch.
   ModelInfo big = exampleModel(16);
-  expectError(Dataset::open(dir, big, {0, true}, data),
-              "fewer than one batch");
+  expectError(Dataset::open(dir, big, {0, true}, data), "fewer than one batch");
   EXPECT_TRUE(Dataset::open(dir, big, {0, false}, data).ok());
   expectError(Dataset::open(dir + "/none", big, {0, false}, data), "none");
 }

@@ -5,11 +5,11 @@
 #include "gacc/runtime/Safetensors.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
@@ -50,7 +50,10 @@ int fail(const std::string &message) {
 std::string readable(double value) {
   char text[32];
   std::snprintf(text, sizeof(text),
-                value >= 100 ? "%.0f" : value >= 10 ? "%.1f" : "%.3g", value);
+                value >= 100  ? "%.0f"
+                : value >= 10 ? "%.1f"
+                              : "%.3g",
+                value);
   return text;
 }
 /// Seconds as 1:02:03, 2:03 or 45s.
@@ -96,11 +99,10 @@ Status evaluate(Trainer &trainer, Dataset &dataset, Communicator &communicator,
   if (labelInputs != 1)
     labels = nullptr;
   // Accuracy needs logits [..., C] next to the labels [...].
-  bool classifier =
-      labels && !model.outputs.empty() &&
-      std::vector<int64_t>(model.outputs[0].shape.begin(),
-                           model.outputs[0].shape.end() - 1) ==
-          labels->slot.shape;
+  bool classifier = labels && !model.outputs.empty() &&
+                    std::vector<int64_t>(model.outputs[0].shape.begin(),
+                                         model.outputs[0].shape.end() - 1) ==
+                        labels->slot.shape;
   bool ignorable = labels && labels->ignoreIndex;
   // (ZeRO reduces an evaluation's token_mean as the mean of the ranks'
   // means: counted labels weigh alike only on one rank.)
@@ -123,8 +125,7 @@ Status evaluate(Trainer &trainer, Dataset &dataset, Communicator &communicator,
         if (i / perRow >= real && byCountedLabels)
           storeElement(truth.dtype(), truth.data(), i, *labels->ignoreIndex);
         double label = loadElement(truth.dtype(), truth.data(), i);
-        if (i / perRow < real &&
-            !(ignorable && label == *labels->ignoreIndex))
+        if (i / perRow < real && !(ignorable && label == *labels->ignoreIndex))
           ++counts[1];
       }
     }
@@ -153,8 +154,8 @@ Status evaluate(Trainer &trainer, Dataset &dataset, Communicator &communicator,
         return s;
       if (Status s = trainer.evaluate(firstRowLoss, unused); !s)
         return s;
-      totals[0] += globalRows * batchLoss -
-                   (globalRows - counts[0]) * firstRowLoss;
+      totals[0] +=
+          globalRows * batchLoss - (globalRows - counts[0]) * firstRowLoss;
       totals[1] += counts[0];
     } else {
       totals[0] += globalRows * batchLoss;
@@ -190,9 +191,9 @@ Status evaluate(Trainer &trainer, Dataset &dataset, Communicator &communicator,
   if (counted[1] > 0)
     result.accuracy = counted[0] / counted[1];
   result.examples = static_cast<int64_t>(totals[4]);
-  result.seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return Status();
 }
 
@@ -234,8 +235,8 @@ checkpointsIn(const std::string &dir) {
     std::string name = entry->d_name;
     unsigned long long step;
     int length = 0;
-    if (std::sscanf(name.c_str(), "step-%llu.safetensors%n", &step,
-                    &length) == 1 &&
+    if (std::sscanf(name.c_str(), "step-%llu.safetensors%n", &step, &length) ==
+            1 &&
         static_cast<size_t>(length) == name.size())
       found.emplace_back(step, dir + "/" + name);
   }
@@ -255,7 +256,8 @@ Status keepMetricsUntil(const std::string &path, uint64_t step) {
   std::string kept, line;
   while (std::getline(in, line)) {
     unsigned long long recorded;
-    if (in.eof() || std::sscanf(line.c_str(), "{\"step\": %llu", &recorded) != 1)
+    if (in.eof() ||
+        std::sscanf(line.c_str(), "{\"step\": %llu", &recorded) != 1)
       continue; // no newline: cut short
     if (recorded <= step)
       kept += line + "\n";
@@ -268,8 +270,7 @@ Status makeDirectories(const std::string &path) {
   for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
     std::string prefix = path.substr(0, slash);
     if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST)
-      return Status::error(prefix + ": cannot create: " +
-                           std::strerror(errno));
+      return Status::error(prefix + ": cannot create: " + std::strerror(errno));
     if (slash == std::string::npos)
       return Status();
   }
@@ -328,12 +329,12 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
       auto saved = checkpointsIn(options.checkpointDir);
       if (saved.empty())
         return fail("--resume latest: no checkpoint (step-<N>.safetensors) "
-                    "in " + options.checkpointDir);
+                    "in " +
+                    options.checkpointDir);
       resume = saved.back().second;
     }
     struct stat info;
-    bool sharded =
-        ::stat(resume.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+    bool sharded = ::stat(resume.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
     if (Status s = sharded ? trainer.loadShardedCheckpoint(resume)
                            : trainer.loadCheckpoint(resume);
         !s)
@@ -350,8 +351,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
   // Data, checked before the first step. The order follows the run's seed.
   std::unique_ptr<Dataset> data, evalData;
   DataOrder order{trainer.seed(), /*training=*/true};
-  if (Status s = openData(options.data, options.tokens, global, order,
-                          options, data);
+  if (Status s =
+          openData(options.data, options.tokens, global, order, options, data);
       !s)
     return fail(s.message());
   uint64_t perEpoch = data->batchesPerEpoch();
@@ -387,8 +388,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
     if (!options.resume.empty())
       if (Status s = keepMetricsUntil(options.metrics, first); !s)
         return fail(s.message());
-    metrics.open(options.metrics, options.resume.empty() ? std::ios::trunc
-                                                         : std::ios::app);
+    metrics.open(options.metrics,
+                 options.resume.empty() ? std::ios::trunc : std::ios::app);
     if (!metrics)
       return fail(options.metrics + ": cannot write");
     metrics << std::setprecision(std::numeric_limits<double>::max_digits10);
@@ -399,8 +400,11 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
   if (options.saveEvery) {
     auto saved = checkpointsIn(options.checkpointDir);
     if (!saved.empty() && options.resume.empty())
-      return fail(options.checkpointDir + " holds the checkpoints of another "
-                  "run (up to " + saved.back().second + "): continue it with "
+      return fail(options.checkpointDir +
+                  " holds the checkpoints of another "
+                  "run (up to " +
+                  saved.back().second +
+                  "): continue it with "
                   "--resume latest, or give another --checkpoint-dir");
     if (!saved.empty() && saved.back().first > first)
       return fail(options.checkpointDir + " holds checkpoints past step " +
@@ -412,8 +416,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
     if (leader)
       if (Status s = makeDirectories(options.checkpointDir); !s)
         return s;
-    std::string path = options.checkpointDir + "/step-" +
-                       std::to_string(step) + ".safetensors";
+    std::string path = options.checkpointDir + "/step-" + std::to_string(step) +
+                       ".safetensors";
     if (Status s = trainer.saveCheckpoint(path); !s)
       return s;
     if (leader && options.keepLast) { // the oldest, never the one just saved
@@ -429,8 +433,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
     if (Status s = evaluate(trainer, *evalData, *communicator, evaluation); !s)
       return s;
     if (metrics) {
-      metrics << "{\"step\": " << step << ", \"eval_loss\": "
-              << JsonNumber{evaluation.loss};
+      metrics << "{\"step\": " << step
+              << ", \"eval_loss\": " << JsonNumber{evaluation.loss};
       if (evaluation.accuracy)
         metrics << ", \"eval_accuracy\": " << *evaluation.accuracy;
       metrics << ", \"eval_examples\": " << evaluation.examples
@@ -477,7 +481,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
       return fail(s.message() + "; nothing was saved");
     auto stepEnd = std::chrono::steady_clock::now();
     double seconds = std::chrono::duration<double>(stepEnd - stepStart).count();
-    double waited = std::chrono::duration<double>(stepStart - dataStart).count();
+    double waited =
+        std::chrono::duration<double>(stepStart - dataStart).count();
     stepSeconds += seconds;
     dataSeconds += waited;
     double elapsed = std::chrono::duration<double>(stepEnd - start).count();
@@ -512,7 +517,6 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
         metrics << ", \"loss_scale\": " << result.lossScale
                 << ", \"skipped\": " << (result.skipped ? "true" : "false");
       metrics << "}\n" << std::flush; // what a kill leaves is whole lines
-
     }
     if (leader) {
       double eta = elapsed / (done - first) * (last - done);
@@ -557,8 +561,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
     bool stop = stopSignal != 0;
     if (communicator->size() > 1) { // every rank stops at the same step
       double flag = stop;
-      if (Status s = communicator->allReduce(&flag, 1, DType::F64,
-                                             Reduction::Sum);
+      if (Status s =
+              communicator->allReduce(&flag, 1, DType::F64, Reduction::Sum);
           !s)
         return fail(s.message());
       stop = flag > 0;
@@ -578,12 +582,11 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
   if (terminal && leader)
     std::printf("\n");
   if (interrupted) {
-    std::printf("stopped by signal %d after step %llu: saved %s/step-%llu."
-                "safetensors; go on with --resume latest\n",
-                static_cast<int>(stopSignal),
-                static_cast<unsigned long long>(step),
-                options.checkpointDir.c_str(),
-                static_cast<unsigned long long>(step));
+    std::printf(
+        "stopped by signal %d after step %llu: saved %s/step-%llu."
+        "safetensors; go on with --resume latest\n",
+        static_cast<int>(stopSignal), static_cast<unsigned long long>(step),
+        options.checkpointDir.c_str(), static_cast<unsigned long long>(step));
     return 0;
   }
   double total = std::chrono::duration<double>(
@@ -591,12 +594,13 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
                      .count();
   uint64_t trained = last > first ? last - first : 0;
   if (trained) {
-    std::printf("trained %llu steps in %.2f s (%s samples/s), final loss "
-                "%.6f\n",
-                static_cast<unsigned long long>(trained), total,
-                readable(trained * model.batchSize / std::max(stepSeconds, 1e-9))
-                    .c_str(),
-                result.loss);
+    std::printf(
+        "trained %llu steps in %.2f s (%s samples/s), final loss "
+        "%.6f\n",
+        static_cast<unsigned long long>(trained), total,
+        readable(trained * model.batchSize / std::max(stepSeconds, 1e-9))
+            .c_str(),
+        result.loss);
     if (dataSeconds > 0.01 * total && dataSeconds > 0.1)
       std::printf("waited %.2f s for data (--prefetch %u)\n", dataSeconds,
                   options.prefetch);

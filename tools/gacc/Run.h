@@ -36,8 +36,7 @@ struct RunOptions {
   // steps (and when a signal stops the run), the newest `keepLast` kept
   // (0: all); `resume` is a checkpoint, a sharded directory or "latest"
   // (the newest in `checkpointDir`).
-  std::string init, save, saveSharded, resume,
-      checkpointDir = "checkpoints";
+  std::string init, save, saveSharded, resume, checkpointDir = "checkpoints";
   uint64_t saveEvery = 0, keepLast = 0;
 
   // Output: progress on a terminal, else a line every `logEvery` steps.

@@ -1,5 +1,4 @@
-//===- gacc.cpp - the gacc command-line tool
-//--------------------------------===//
+//===- gacc.cpp - the gacc command-line tool ------------------------------===//
 //
 //   gacc compile MODEL.mlir   compile a training step ahead of time
 //   gacc run MODEL.mlir       train
@@ -89,8 +88,7 @@ static cl::opt<std::string>
     stepName("step",
              cl::desc("The gacc.train_step to use when the model has several"),
              cl::value_desc("name"), cl::sub(compileCommand),
-             cl::sub(runCommand), cl::sub(planCommand),
-             cl::cat(modelCategory));
+             cl::sub(runCommand), cl::sub(planCommand), cl::cat(modelCategory));
 
 static cl::OptionCategory compileCategory("Compile options");
 static cl::opt<std::string> outputPath(
@@ -145,13 +143,13 @@ static cl::opt<std::string> target(
     cl::init("cpu"), cl::sub(compileCommand), cl::sub(runCommand),
     cl::cat(compileCategory));
 
-static cl::opt<std::string> lora(
-    "lora",
-    cl::desc("Train low-rank adapters instead of the model (as peft): "
-             "rank=8,alpha=16,dropout=0.05,targets=REGEX, the regular "
-             "expression over whole parameter names (gacc-lora)"),
-    cl::value_desc("options"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(modelCategory));
+static cl::opt<std::string>
+    lora("lora",
+         cl::desc("Train low-rank adapters instead of the model (as peft): "
+                  "rank=8,alpha=16,dropout=0.05,targets=REGEX, the regular "
+                  "expression over whole parameter names (gacc-lora)"),
+         cl::value_desc("options"), cl::sub(compileCommand),
+         cl::sub(runCommand), cl::sub(planCommand), cl::cat(modelCategory));
 static cl::opt<std::string> optimizerName(
     "optimizer",
     cl::desc("Train with this optimizer instead of the model's: sgd, adam, "
@@ -226,10 +224,12 @@ static cl::opt<gacc::rt::TokenFileOptions::Width> tokenWidth(
     cl::cat(dataCategory));
 static cl::opt<gacc::rt::TokenFileOptions::Sampling> tokenSampling(
     "token-sampling", cl::desc("How training windows are drawn"),
-    cl::values(clEnumValN(gacc::rt::TokenFileOptions::Sampling::Epochs, "epochs",
+    cl::values(clEnumValN(gacc::rt::TokenFileOptions::Sampling::Epochs,
+                          "epochs",
                           "every non-overlapping window once per epoch, "
                           "shuffled (the default)"),
-               clEnumValN(gacc::rt::TokenFileOptions::Sampling::Random, "random",
+               clEnumValN(gacc::rt::TokenFileOptions::Sampling::Random,
+                          "random",
                           "uniform random starts, as nanoGPT's get_batch")),
     cl::init(gacc::rt::TokenFileOptions::Sampling::Epochs), cl::sub(runCommand),
     cl::cat(dataCategory));
@@ -242,11 +242,11 @@ static cl::opt<std::string> evalTokensPath(
     "eval-tokens",
     cl::desc("Evaluation text, as --tokens: the loss over every window"),
     cl::value_desc("file"), cl::sub(runCommand), cl::cat(dataCategory));
-static cl::opt<uint64_t> evalEvery(
-    "eval-every",
-    cl::desc("Evaluate every N steps as well as at the end"),
-    cl::value_desc("N"), cl::init(0), cl::sub(runCommand),
-    cl::cat(dataCategory));
+static cl::opt<uint64_t>
+    evalEvery("eval-every",
+              cl::desc("Evaluate every N steps as well as at the end"),
+              cl::value_desc("N"), cl::init(0), cl::sub(runCommand),
+              cl::cat(dataCategory));
 static cl::opt<unsigned> prefetchDepth(
     "prefetch",
     cl::desc("Batches a background thread prepares ahead of the step "
@@ -259,11 +259,12 @@ static cl::opt<std::string>
     initPath("init", cl::desc("Load initial parameters (.safetensors)"),
              cl::value_desc("file"), cl::sub(runCommand),
              cl::cat(checkpointCategory));
-static cl::opt<std::string> savePath(
-    "save",
-    cl::desc("At the end, save parameters, optimizer state and step "
-             "(.safetensors)"),
-    cl::value_desc("file"), cl::sub(runCommand), cl::cat(checkpointCategory));
+static cl::opt<std::string>
+    savePath("save",
+             cl::desc("At the end, save parameters, optimizer state and step "
+                      "(.safetensors)"),
+             cl::value_desc("file"), cl::sub(runCommand),
+             cl::cat(checkpointCategory));
 static cl::opt<std::string> saveShardedPath(
     "save-sharded",
     cl::desc("ZeRO: at the end, save one file per rank and an index into a "
@@ -275,11 +276,11 @@ static cl::opt<uint64_t> saveEvery(
              "--checkpoint-dir; a signal (Ctrl-C, SIGTERM) saves one too"),
     cl::value_desc("N"), cl::init(0), cl::sub(runCommand),
     cl::cat(checkpointCategory));
-static cl::opt<uint64_t> keepLast(
-    "keep-last",
-    cl::desc("Keep only the newest K checkpoints of --save-every"),
-    cl::value_desc("K"), cl::init(0), cl::sub(runCommand),
-    cl::cat(checkpointCategory));
+static cl::opt<uint64_t>
+    keepLast("keep-last",
+             cl::desc("Keep only the newest K checkpoints of --save-every"),
+             cl::value_desc("K"), cl::init(0), cl::sub(runCommand),
+             cl::cat(checkpointCategory));
 static cl::opt<std::string> checkpointDir(
     "checkpoint-dir",
     cl::desc("Where periodic checkpoints go, as step-<N>.safetensors "
@@ -299,8 +300,7 @@ static cl::opt<std::string> metricsPath(
     cl::desc("Write one JSON object per step (loss, lr, grad_norm, "
              "samples_per_s, timing, epoch) and per evaluation (gacc plot "
              "draws them)"),
-    cl::value_desc("file.jsonl"), cl::sub(runCommand),
-    cl::cat(outputCategory));
+    cl::value_desc("file.jsonl"), cl::sub(runCommand), cl::cat(outputCategory));
 static cl::opt<uint64_t> logEvery(
     "log-every",
     cl::desc("Not on a terminal: print a line every N steps (default 10)"),
@@ -745,8 +745,8 @@ static int runPythonTool(const char *module, int argc, char **argv) {
     args.push_back(argv[i]);
   args.push_back(nullptr);
   execv(interpreter.c_str(), args.data());
-  errs() << "gacc " << argv[1] << ": error: cannot run " << interpreter
-         << ": " << std::strerror(errno) << "\n";
+  errs() << "gacc " << argv[1] << ": error: cannot run " << interpreter << ": "
+         << std::strerror(errno) << "\n";
   return 1;
 }
 

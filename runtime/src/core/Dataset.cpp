@@ -53,11 +53,12 @@ int64_t evaluationRow(uint64_t index, int64_t row, int64_t batchSize,
 /// Examples of a .safetensors file or a directory of .npy files.
 class FileDataset : public Dataset {
 public:
-  FileDataset(const ModelInfo &model, std::map<std::string, ExampleArray> arrays,
-              int64_t count, const DataOrder &order, Batch owned,
+  FileDataset(const ModelInfo &model,
+              std::map<std::string, ExampleArray> arrays, int64_t count,
+              const DataOrder &order, Batch owned,
               std::vector<std::unique_ptr<RandomAccessFile>> files)
-      : model_(model), arrays_(std::move(arrays)), count_(count),
-        order_(order), owned_(std::move(owned)), files_(std::move(files)) {}
+      : model_(model), arrays_(std::move(arrays)), count_(count), order_(order),
+        owned_(std::move(owned)), files_(std::move(files)) {}
 
   uint64_t batchesPerEpoch() const override {
     int64_t batchSize = model_.batchSize;
@@ -69,8 +70,8 @@ public:
   int64_t realRows(uint64_t step) const override {
     if (order_.training)
       return model_.batchSize;
-    int64_t first = static_cast<int64_t>(step % batchesPerEpoch()) *
-                    model_.batchSize;
+    int64_t first =
+        static_cast<int64_t>(step % batchesPerEpoch()) * model_.batchSize;
     return std::min<int64_t>(model_.batchSize, count_ - first);
   }
 
@@ -93,10 +94,9 @@ public:
       Tensor tensor(input.slot.dtype, input.slot.shape);
       size_t rowBytes = tensor.byteSize() / batchSize;
       for (int64_t row = 0; row < batchSize; ++row) {
-        int64_t example =
-            order_.training
-                ? permutation_[index * batchSize + row]
-                : evaluationRow(index, row, batchSize, count_);
+        int64_t example = order_.training
+                              ? permutation_[index * batchSize + row]
+                              : evaluationRow(index, row, batchSize, count_);
         if (Status s = all.read(example * rowBytes, rowBytes,
                                 tensor.data() + row * rowBytes);
             !s)
@@ -131,8 +131,8 @@ Status checkIds(const std::string &path, const Input &input,
   std::vector<std::byte> buffer(chunk * width);
   for (int64_t start = 0; start < count; start += chunk) {
     int64_t stop = std::min(count, start + chunk);
-    if (Status s = ids.read(start * width, (stop - start) * width,
-                            buffer.data());
+    if (Status s =
+            ids.read(start * width, (stop - start) * width, buffer.data());
         !s)
       return s;
     for (int64_t i = start; i < stop; ++i) {
@@ -174,12 +174,10 @@ Status checkExamples(const std::string &path, const ModelInfo &model,
                            ", the model expects " +
                            std::string(dtypeName(input.slot.dtype)));
     if (array.shape.empty() || got != rowShape) {
-      return Status::error(path + ": input '" + input.slot.name +
-                           "' has shape " + shapeString(array.shape) +
-                           ", the model expects [N" +
-                           (rowShape.empty() ? "]"
-                                             : ", " + shapeString(rowShape)
-                                                          .substr(1)));
+      return Status::error(
+          path + ": input '" + input.slot.name + "' has shape " +
+          shapeString(array.shape) + ", the model expects [N" +
+          (rowShape.empty() ? "]" : ", " + shapeString(rowShape).substr(1)));
     }
     int64_t rows = array.shape[0];
     if (count >= 0 && rows != count)
@@ -330,8 +328,8 @@ Status Dataset::open(const std::string &path, const ModelInfo &model,
       return status;
     owned = std::move(file.tensors);
     for (const auto &[name, tensor] : owned)
-      arrays.emplace(name,
-                     ExampleArray{tensor.dtype(), tensor.shape(), tensor.data()});
+      arrays.emplace(
+          name, ExampleArray{tensor.dtype(), tensor.shape(), tensor.data()});
   }
   int64_t count = 0;
   if (Status status = checkExamples(path, model, arrays, order, count); !status)
@@ -379,10 +377,9 @@ class TokenDataset : public Dataset {
 public:
   TokenDataset(const ModelInfo &model, const DataOrder &order,
                const TokenFileOptions &options,
-               std::unique_ptr<RandomAccessFile> file,
-               int64_t context)
-      : model_(model), order_(order), options_(options),
-        file_(std::move(file)), context_(context),
+               std::unique_ptr<RandomAccessFile> file, int64_t context)
+      : model_(model), order_(order), options_(options), file_(std::move(file)),
+        context_(context),
         width_(options.width == TokenFileOptions::Width::U16 ? 2 : 4),
         tokens_(static_cast<int64_t>(file_->size() / width_)),
         windows_((tokens_ - 1) / context) {}
@@ -399,8 +396,8 @@ public:
   int64_t realRows(uint64_t step) const override {
     if (order_.training)
       return model_.batchSize;
-    int64_t first = static_cast<int64_t>(step % batchesPerEpoch()) *
-                    model_.batchSize;
+    int64_t first =
+        static_cast<int64_t>(step % batchesPerEpoch()) * model_.batchSize;
     return std::min<int64_t>(model_.batchSize, windows_ - first);
   }
 
@@ -410,8 +407,7 @@ public:
     std::vector<int64_t> window(context_ + 1);
     std::vector<std::byte> bytes((context_ + 1) * width_);
     for (const Input &input : model_.inputs)
-      out.emplace(input.slot.name,
-                  Tensor(input.slot.dtype, input.slot.shape));
+      out.emplace(input.slot.name, Tensor(input.slot.dtype, input.slot.shape));
     for (int64_t row = 0; row < batchSize; ++row) {
       int64_t start = windowStart(step, row);
       if (Status s = file_->read(static_cast<uint64_t>(start) * width_,
@@ -425,8 +421,7 @@ public:
         int64_t shift = input.kind == InputKind::Labels ? 1 : 0;
         for (int64_t t = 0; t < context_; ++t)
           storeElement(tensor.dtype(), tensor.data(), row * context_ + t,
-                       input.kind == InputKind::Mask ? 1.0
-                                                     : window[t + shift]);
+                       input.kind == InputKind::Mask ? 1.0 : window[t + shift]);
       }
     }
     return Status();
@@ -446,8 +441,8 @@ private:
     if (!order_.training)
       return evaluationRow(index, row, batchSize, windows_) * context_;
     uint64_t key = mixSeeds(order_.seed, step / perEpoch);
-    return static_cast<int64_t>(permuteIndex(index * batchSize + row,
-                                             windows_, key)) *
+    return static_cast<int64_t>(
+               permuteIndex(index * batchSize + row, windows_, key)) *
            context_;
   }
 
@@ -476,11 +471,11 @@ Status Dataset::openTokens(const std::string &path, const ModelInfo &model,
   for (const Input &input : model.inputs)
     if (input.kind == InputKind::Features ||
         input.slot.shape != tokens->slot.shape ||
-        input.slot.shape.size() != 2 ||
-        input.slot.shape[0] != model.batchSize)
+        input.slot.shape.size() != 2 || input.slot.shape[0] != model.batchSize)
       return Status::error(
-          path + ": a token file feeds a model whose inputs are tokens "
-                 "[B, T] and their next-token labels [B, T]; input '" +
+          path +
+          ": a token file feeds a model whose inputs are tokens "
+          "[B, T] and their next-token labels [B, T]; input '" +
           input.slot.name + "' is " + shapeString(input.slot.shape) +
           (input.kind == InputKind::Features ? " features" : ""));
   int64_t context = tokens->slot.shape[1];
@@ -503,8 +498,8 @@ Status Dataset::openTokens(const std::string &path, const ModelInfo &model,
                          std::to_string(context + 1) + " (the context of " +
                          std::to_string(context) + " and the next token)");
   int64_t windows = (count - 1) / context;
-  bool epochs = order.training &&
-                options.sampling == TokenFileOptions::Sampling::Epochs;
+  bool epochs =
+      order.training && options.sampling == TokenFileOptions::Sampling::Epochs;
   if (epochs && windows < model.batchSize)
     return Status::error(path + ": holds " + std::to_string(windows) +
                          " windows of " + std::to_string(context + 1) +
@@ -515,15 +510,15 @@ Status Dataset::openTokens(const std::string &path, const ModelInfo &model,
   int64_t vocabulary = 0;
   for (const Input &input : model.inputs)
     if (input.kind != InputKind::Mask && input.classes > 0)
-      vocabulary = vocabulary ? std::min(vocabulary, input.classes)
-                              : input.classes;
+      vocabulary =
+          vocabulary ? std::min(vocabulary, input.classes) : input.classes;
   if (vocabulary > 0) {
     const int64_t chunk = kCheckedBytes / width;
     std::vector<std::byte> bytes(chunk * width);
     for (int64_t start = 0; start < count; start += chunk) {
       int64_t stop = std::min(count, start + chunk);
-      if (Status s = file->read(start * width, (stop - start) * width,
-                                bytes.data());
+      if (Status s =
+              file->read(start * width, (stop - start) * width, bytes.data());
           !s)
         return s;
       // uint32 ids under 65536 read as uint16: every other id is 0.
@@ -541,8 +536,8 @@ Status Dataset::openTokens(const std::string &path, const ModelInfo &model,
             id >= vocabulary)
           return Status::error(
               path + ": token " + std::to_string(i) + " is " +
-              std::to_string(id) +
-              ", outside the vocabulary [0, " + std::to_string(vocabulary) +
+              std::to_string(id) + ", outside the vocabulary [0, " +
+              std::to_string(vocabulary) +
               ") (written with another tokenizer, or as another width than " +
               widthName + "?)");
     }
@@ -620,8 +615,8 @@ private:
 class Prefetcher : public Dataset {
 public:
   Prefetcher(std::unique_ptr<Dataset> source, unsigned depth)
-      : source_(std::move(source)), depth_(depth),
-        worker_([this] { work(); }) {}
+      : source_(std::move(source)), depth_(depth), worker_([this] { work(); }) {
+  }
   ~Prefetcher() override {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -668,8 +663,7 @@ private:
   void work() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
-      changed_.wait(lock,
-                    [&] { return stopping_ || ready_.size() < depth_; });
+      changed_.wait(lock, [&] { return stopping_ || ready_.size() < depth_; });
       if (stopping_)
         return;
       Ready made{next_, Status(), Batch()};

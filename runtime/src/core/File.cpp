@@ -1,12 +1,12 @@
-//===- File.cpp - whole-file reads and atomic writes ------------------------===//
+//===- File.cpp - whole and positioned reads, atomic writes ----------------===//
 
 #include "gacc/runtime/File.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <fcntl.h>
+#include <fstream>
 #include <iterator>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,18 +64,16 @@ Status RandomAccessFile::open(const std::string &path) {
   return Status();
 }
 
-Status RandomAccessFile::read(uint64_t offset, size_t length,
-                              void *out) const {
+Status RandomAccessFile::read(uint64_t offset, size_t length, void *out) const {
   auto *bytes = static_cast<char *>(out);
   while (length > 0) {
     ssize_t got = ::pread(fd_, bytes, length, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR)
       continue;
     if (got <= 0)
-      return Status::error(path_ + ": read failed at byte " +
-                           std::to_string(offset) + ": " +
-                           (got < 0 ? std::strerror(errno)
-                                    : "the file is shorter than it was"));
+      return Status::error(
+          path_ + ": read failed at byte " + std::to_string(offset) + ": " +
+          (got < 0 ? std::strerror(errno) : "the file is shorter than it was"));
     bytes += got;
     offset += static_cast<uint64_t>(got);
     length -= static_cast<size_t>(got);

@@ -206,14 +206,13 @@ Status readNpyLayout(const RandomAccessFile &file, NpyLayout &out) {
   size_t headerEnd = prefix.size();
   if (prefix.size() >= 10) {
     auto byte = [&](int i) { return static_cast<uint8_t>(prefix[i]); };
-    size_t length = prefix[6] == 1
-                        ? byte(8) | byte(9) << 8
-                        : prefix.size() < 12
-                              ? 0
-                              : byte(8) | byte(9) << 8 | byte(10) << 16 |
-                                    static_cast<size_t>(byte(11)) << 24;
-    headerEnd = std::min<uint64_t>(file.size(),
-                                   (prefix[6] == 1 ? 10 : 12) + length);
+    size_t length = prefix[6] == 1 ? byte(8) | byte(9) << 8
+                    : prefix.size() < 12
+                        ? 0
+                        : byte(8) | byte(9) << 8 | byte(10) << 16 |
+                              static_cast<size_t>(byte(11)) << 24;
+    headerEnd =
+        std::min<uint64_t>(file.size(), (prefix[6] == 1 ? 10 : 12) + length);
   }
   std::string header(headerEnd, '\0');
   if (Status s = file.read(0, header.size(), header.data()); !s)

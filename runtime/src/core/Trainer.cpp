@@ -243,10 +243,9 @@ Status Trainer::endScheduleAt(uint64_t total) {
   if (schedule.kind == ScheduleConfig::Constant)
     return Status();
   if (total == 0 || total < schedule.warmupSteps)
-    return Status::error("the schedule's warmup of " +
-                         std::to_string(schedule.warmupSteps) +
-                         " steps does not fit in a run of " +
-                         std::to_string(total));
+    return Status::error(
+        "the schedule's warmup of " + std::to_string(schedule.warmupSteps) +
+        " steps does not fit in a run of " + std::to_string(total));
   schedule.totalSteps = total;
   return Status();
 }
