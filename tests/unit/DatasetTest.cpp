@@ -1,4 +1,4 @@
-//===- DatasetTest.cpp - token files, .npy, rank slices, prefetch -------===//
+//===- DatasetTest.cpp - token files, .npy, rank slices, prefetch --------===//
 
 #include "gacc/runtime/Dataset.h"
 #include "gacc/runtime/Npy.h"

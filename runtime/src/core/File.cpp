@@ -1,4 +1,4 @@
-//===- File.cpp - whole and positioned reads, atomic writes ----------------===//
+//===- File.cpp - whole and positioned reads, atomic writes ---------------===//
 
 #include "gacc/runtime/File.h"
 

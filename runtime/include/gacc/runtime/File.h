@@ -1,4 +1,4 @@
-//===- File.h - whole and positioned reads, atomic writes --------*- C++ -*-===//
+//===- File.h - whole and positioned reads, atomic writes -------*- C++ -*-===//
 #ifndef GACC_RUNTIME_FILE_H
 #define GACC_RUNTIME_FILE_H
 
