@@ -3,6 +3,7 @@
 //   gacc compile MODEL.mlir   compile a training step ahead of time
 //   gacc run MODEL.mlir       train
 //   gacc plan MODEL.mlir      report the memory a step needs, without running
+//   gacc tune MODEL.mlir      the fastest configuration that fits a budget
 //   gacc import FILE.py:FACTORY   a PyTorch module as MODEL.mlir (Python)
 //   gacc plot RUN.jsonl -o loss.png   draw training metrics (Python)
 //
@@ -12,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Run.h"
+#include "Tune.h"
 #include "compiler/ConfigureStep.h"
 #include "compiler/InitAll.h"
 #include "compiler/aot/Aot.h"
@@ -33,6 +35,7 @@
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -63,6 +66,11 @@ static cl::SubCommand importCommand(
     "import", "Write a PyTorch module's training step as gacc MLIR and its "
               "weights as safetensors (gacc import --help)");
 
+static cl::SubCommand tuneCommand(
+    "tune", "Find the fastest configuration (precision, remat, micro-batch, "
+            "optimizer, ZeRO stage) whose planned peak fits --memory-budget: "
+            "planned without running, the best few measured");
+
 static cl::SubCommand plotCommand(
     "plot", "Draw `gacc run --metrics` files (train and eval loss against the "
             "step) as a PNG: gacc plot RUN.jsonl... -o loss.png (Python, "
@@ -80,22 +88,23 @@ static cl::SubCommand
 static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                       cl::desc("<model.mlir | model.gacc>"),
                                       cl::sub(compileCommand),
-                                      cl::sub(runCommand), cl::sub(planCommand),
+                                      cl::sub(runCommand), cl::sub(planCommand), cl::sub(tuneCommand),
                                       cl::sub(consolidateCommand),
-                                      cl::sub(exportCommand));
+                                      cl::sub(exportCommand),
+                                      cl::sub(tuneCommand));
 static cl::OptionCategory modelCategory("Model and optimizer options");
 static cl::opt<std::string>
     stepName("step",
              cl::desc("The gacc.train_step to use when the model has several"),
              cl::value_desc("name"), cl::sub(compileCommand),
-             cl::sub(runCommand), cl::sub(planCommand), cl::cat(modelCategory));
+             cl::sub(runCommand), cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(modelCategory));
 
 static cl::OptionCategory compileCategory("Compile options");
 static cl::opt<std::string> outputPath(
     "o",
-    cl::desc("The artifact (compile), checkpoint (consolidate) or weights "
-             "(export) to write"),
-    cl::value_desc("file"), cl::sub(compileCommand),
+    cl::desc("The artifact (compile), checkpoint (consolidate), weights "
+             "(export) or chosen configuration (tune) to write"),
+    cl::value_desc("file"), cl::sub(compileCommand), cl::sub(tuneCommand),
     cl::sub(consolidateCommand), cl::sub(exportCommand),
     cl::cat(compileCategory));
 static cl::opt<bool> mergeLora(
@@ -121,7 +130,7 @@ static cl::opt<bool> verifyEach(
     cl::desc("Verify the IR after every pass (compiler debugging; the "
              "result is verified once either way)"),
     cl::init(false), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(compileCategory));
+    cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(compileCategory));
 static cl::opt<bool> timeReport(
     "time-report",
     cl::desc("Print where the time went: the passes, translation to LLVM "
@@ -134,7 +143,7 @@ static cl::opt<bool> noCache(
     cl::desc("Compile even if the compile cache ($GACC_CACHE_DIR, default "
              "~/.cache/gacc) holds the step, and do not store it"),
     cl::init(false), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(compileCategory));
+    cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(compileCategory));
 static cl::opt<std::string> target(
     "target",
     cl::desc("cpu (the default), cuda (PTX kernels on the first GPU) or "
@@ -149,7 +158,7 @@ static cl::opt<std::string>
                   "rank=8,alpha=16,dropout=0.05,targets=REGEX, the regular "
                   "expression over whole parameter names (gacc-lora)"),
          cl::value_desc("options"), cl::sub(compileCommand),
-         cl::sub(runCommand), cl::sub(planCommand), cl::cat(modelCategory));
+         cl::sub(runCommand), cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(modelCategory));
 static cl::opt<std::string> optimizerName(
     "optimizer",
     cl::desc("Train with this optimizer instead of the model's: sgd, adam, "
@@ -157,7 +166,7 @@ static cl::opt<std::string> optimizerName(
              "transformers' --optim adafactor), keeping its learning rate "
              "and weight decay"),
     cl::value_desc("name"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(modelCategory));
+    cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(modelCategory));
 static cl::opt<std::string> lrSchedule(
     "lr-schedule",
     cl::desc("Learning-rate schedule: constant, or cosine, linear or "
@@ -165,21 +174,21 @@ static cl::opt<std::string> lrSchedule(
              "min_lr=X,power=X (gacc run: total defaults to the run's last "
              "step)"),
     cl::value_desc("spec"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(modelCategory));
+    cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(modelCategory));
 static cl::opt<std::string> learningRate(
     "lr", cl::desc("Base learning rate (default: the optimizer's)"),
     cl::value_desc("X"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(modelCategory));
+    cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(modelCategory));
 static cl::opt<std::string> weightDecay(
     "weight-decay", cl::desc("Weight decay (default: the optimizer's)"),
     cl::value_desc("X"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(modelCategory));
+    cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(modelCategory));
 static cl::opt<std::string> gradClip(
     "grad-clip",
     cl::desc("Clip the global gradient norm to this (default: the step's "
              "grad_clip_norm)"),
     cl::value_desc("X"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(modelCategory));
+    cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(modelCategory));
 
 static cl::OptionCategory runCategory("Training options");
 static cl::opt<uint64_t>
@@ -318,25 +327,25 @@ static cl::opt<std::string> globalBatch(
     cl::desc("Global batch size: rebuild the model for this many examples per "
              "step (overrides the model's batch_size)"),
     cl::value_desc("B"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(batchCategory));
+    cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(batchCategory));
 static cl::opt<std::string> microBatch(
     "micro-batch",
     cl::desc("Micro-batch size: accumulate gradients over ceil(batch / m) "
              "micro-batches (overrides the model's micro_batch_size)"),
     cl::value_desc("M"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(batchCategory));
+    cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(batchCategory));
 static cl::opt<std::string> accumulationSteps(
     "accumulation-steps",
     cl::desc("Accumulate over K micro-batches of ceil(batch / K) examples"),
     cl::value_desc("K"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(batchCategory));
+    cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(batchCategory));
 
 static cl::opt<std::string> memoryBudget(
     "memory-budget",
     cl::desc("Use the largest micro-batch whose planned peak fits in this "
              "many bytes (8GiB, 512MiB, 1.5GB, 1e9, ...)"),
     cl::value_desc("bytes"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand),
+    cl::sub(planCommand), cl::sub(tuneCommand),
     cl::cat(batchCategory));
 
 static cl::OptionCategory transformCategory("Transform options");
@@ -345,13 +354,13 @@ static cl::opt<std::string> rematPolicy(
     cl::desc("Rematerialization policy: none, blocks, sqrt, matmuls or "
              "budget (overrides the step's remat attribute)"),
     cl::value_desc("policy"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand),
+    cl::sub(planCommand), cl::sub(tuneCommand),
     cl::cat(transformCategory));
 static cl::opt<std::string> rematBudget(
     "remat-budget",
     cl::desc("With --remat=budget: the peak to stay within (8GiB, ...)"),
     cl::value_desc("bytes"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand),
+    cl::sub(planCommand), cl::sub(tuneCommand),
     cl::cat(transformCategory));
 
 static cl::opt<std::string> precision(
@@ -359,7 +368,7 @@ static cl::opt<std::string> precision(
     cl::desc("Compute precision: f32, f16 (with dynamic loss scaling) or "
              "bf16, with f32 master weights (overrides the step's precision)"),
     cl::value_desc("type"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand),
+    cl::sub(planCommand), cl::sub(tuneCommand),
     cl::cat(transformCategory));
 
 static cl::opt<std::string> ranks(
@@ -368,22 +377,49 @@ static cl::opt<std::string> ranks(
              "reading batch/N examples (gacc run under mpirun -np N: N "
              "by default)"),
     cl::value_desc("N"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(transformCategory));
+    cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(transformCategory));
 static cl::opt<std::string> zeroStage(
     "zero-stage",
     cl::desc("ZeRO stage: 0 (gradients all-reduced), 1 (optimizer state "
              "sharded), 2 (and gradients), 3 (and parameters)"),
     cl::value_desc("S"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::sub(planCommand), cl::cat(transformCategory));
+    cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(transformCategory));
 
 static cl::OptionCategory planCategory("Plan options");
-static cl::opt<bool> planJson("json", cl::desc("Print the plan as JSON"),
-                              cl::sub(planCommand), cl::cat(planCategory));
+static cl::opt<bool> planJson("json",
+                              cl::desc("Print the plan (tune: every "
+                                       "configuration and the choice) as JSON"),
+                              cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(planCategory));
 static cl::opt<bool> planMeasure(
     "measure",
     cl::desc("Also compile and run one step (synthetic data) and print the "
              "measured peak next to the plan's"),
     cl::sub(planCommand), cl::cat(planCategory));
+
+static cl::OptionCategory tuneCategory("Tune options");
+static cl::opt<std::string> tuneAllow(
+    "allow",
+    cl::desc("What the search may choose, as KEY=V1,V2 lists: precision= "
+             "(default f32,bf16), remat= (none,blocks,sqrt,matmuls,budget), "
+             "optimizer= (default: the model's); --precision, --remat, "
+             "--optimizer and --zero-stage fix one"),
+    cl::value_desc("lists"), cl::sub(tuneCommand), cl::cat(tuneCategory));
+static cl::opt<unsigned> tuneMeasureTop(
+    "measure-top",
+    cl::desc("Measure this many of the best configurations by the cost model "
+             "(default 3)"),
+    cl::value_desc("K"), cl::init(3), cl::sub(tuneCommand),
+    cl::cat(tuneCategory));
+static cl::opt<unsigned> tuneMeasureSteps(
+    "measure-steps",
+    cl::desc("Steps each measurement times (default 5)"), cl::value_desc("N"),
+    cl::init(5), cl::sub(tuneCommand), cl::cat(tuneCategory));
+static cl::opt<std::string> configPath(
+    "config",
+    cl::desc("Training options from a file gacc tune wrote (flags given "
+             "too take precedence)"),
+    cl::value_desc("tuned.json"), cl::sub(compileCommand), cl::sub(runCommand),
+    cl::sub(planCommand), cl::cat(batchCategory));
 
 /// The flags that are training options, named as those: their text goes
 /// through the options' own parser (TrainingPipelineOptions), as gacc-opt's
@@ -399,13 +435,42 @@ static cl::opt<std::string> *const trainingFlags[] = {
 /// step (its total not given): Run.cpp sets it once the data says when.
 static bool scheduleEndsWithRun = false;
 
-/// The training options the flags give; one not given leaves it to the
-/// model. A value its option cannot parse is an error.
-static mlir::LogicalResult
-trainingOptions(mlir::gacc::TrainingPipelineOptions &options) {
-  std::string text;
+/// The training options of the --config file (gacc tune's choice), as a
+/// pipeline string; empty without one, nothing after an error.
+static std::optional<std::string> configText() {
+  if (configPath.empty())
+    return std::string();
+  std::string contents;
+  if (gacc::rt::Status s = gacc::rt::readFile(configPath, contents); !s) {
+    errs() << "gacc: error: " << s.message() << "\n";
+    return std::nullopt;
+  }
+  Expected<json::Value> parsed = json::parse(contents);
+  if (!parsed) {
+    errs() << "gacc: error: " << configPath << ": not JSON: "
+           << toString(parsed.takeError()) << "\n";
+    return std::nullopt;
+  }
+  const json::Object *object = parsed->getAsObject();
+  std::optional<StringRef> options =
+      object ? object->getString("options") : std::nullopt;
+  if (!options) {
+    errs() << "gacc: error: " << configPath
+           << ": no \"options\" string (a file gacc tune -o writes)\n";
+    return std::nullopt;
+  }
+  return options->str();
+}
+
+/// The training options the flags (after --config's) give, as a pipeline
+/// string, leaving out `excluded`; nothing after an error.
+static std::optional<std::string>
+trainingOptionsText(ArrayRef<cl::opt<std::string> *> excluded = {}) {
+  std::optional<std::string> text = configText();
+  if (!text)
+    return std::nullopt;
   for (cl::opt<std::string> *flag : trainingFlags) {
-    if (!flag->getNumOccurrences())
+    if (!flag->getNumOccurrences() || llvm::is_contained(excluded, flag))
       continue;
     std::string value = flag->getValue();
     // A schedule that `gacc run` trains through ends with the run, whose
@@ -416,16 +481,26 @@ trainingOptions(mlir::gacc::TrainingPipelineOptions &options) {
       value += ",total=" + std::to_string(UINT32_MAX);
       scheduleEndsWithRun = true;
     }
-    text +=
-        ((text.empty() ? "" : " ") + flag->ArgStr + "={" + value + "}").str();
+    *text +=
+        ((text->empty() ? "" : " ") + flag->ArgStr + "={" + value + "}").str();
   }
   // Under mpirun, a step compiled just in time is for the world's ranks,
   // as torchrun and DeepSpeed users expect.
   if (runCommand && !ranks.getNumOccurrences() && gacc::mpiWorldSize() > 1)
-    text += (text.empty() ? "" : " ") + std::string("ranks={") +
-            std::to_string(gacc::mpiWorldSize()) + "}";
+    *text += (text->empty() ? "" : " ") + std::string("ranks={") +
+             std::to_string(gacc::mpiWorldSize()) + "}";
+  return text;
+}
+
+/// The training options the flags give; one not given leaves it to the
+/// model. A value its option cannot parse is an error.
+static mlir::LogicalResult
+trainingOptions(mlir::gacc::TrainingPipelineOptions &options) {
+  std::optional<std::string> text = trainingOptionsText();
+  if (!text)
+    return mlir::failure();
   options.seed = seed.getValue();
-  return options.parseFromString(text);
+  return options.parseFromString(*text);
 }
 
 namespace {
@@ -702,6 +777,62 @@ static int runArtifact() {
   return gacc::runTraining(*trainer, run);
 }
 
+/// `gacc tune`: the search of compiler/plan/Tune.h, measured and printed by
+/// tools/gacc/Tune.cpp.
+static int tune(LoadedModel &model) {
+  auto fail = [](const Twine &message) {
+    errs() << "gacc tune: error: " << message << "\n";
+    return 1;
+  };
+  std::optional<int64_t> budget =
+      memoryBudget.empty() ? std::nullopt
+                           : mlir::gacc::parseByteSize(memoryBudget);
+  if (!budget)
+    return fail("give the peak to fit with --memory-budget (8GiB, 512MiB, "
+                "...)");
+  if (microBatch.getNumOccurrences() || accumulationSteps.getNumOccurrences())
+    return fail("gacc tune chooses the micro-batch: leave out --micro-batch "
+                "and --accumulation-steps");
+  gacc::TuneOptions options;
+  options.budgetBytes = *budget;
+  options.measureTop = tuneMeasureTop;
+  options.measureSteps = std::max(1u, tuneMeasureSteps.getValue());
+  options.json = planJson;
+  options.output = outputPath;
+  mlir::gacc::TuneSpace &space = options.space;
+  // --allow KEY=V1,V2 ... widens or narrows a dimension; a flag fixes it.
+  SmallVector<StringRef> lists;
+  StringRef(tuneAllow).split(lists, ' ', -1, /*KeepEmpty=*/false);
+  for (StringRef list : lists) {
+    auto [key, values] = list.split('=');
+    SmallVector<StringRef> items;
+    values.split(items, ',', -1, /*KeepEmpty=*/false);
+    SmallVector<std::string> *dimension =
+        key == "precision" ? &space.precisions
+        : key == "remat"   ? &space.remats
+        : key == "optimizer" ? &space.optimizers
+                             : nullptr;
+    if (!dimension || items.empty())
+      return fail("--allow: '" + list +
+                  "' is not precision=, remat= or optimizer= with values");
+    dimension->assign(items.begin(), items.end());
+  }
+  if (precision.getNumOccurrences())
+    space.precisions = {precision};
+  if (rematPolicy.getNumOccurrences())
+    space.remats = {rematPolicy};
+  if (optimizerName.getNumOccurrences())
+    space.optimizers = {optimizerName};
+  if (zeroStage.getNumOccurrences())
+    space.zeroStages = {std::stoll(zeroStage)};
+  std::optional<std::string> base = trainingOptionsText(
+      {&precision, &rematPolicy, &rematBudget, &optimizerName, &zeroStage,
+       &memoryBudget});
+  if (!base)
+    return 1;
+  return gacc::runTune(*model.module, stepName, *base, options);
+}
+
 /// MLIR's pass-manager, context and printer flags (-mlir-print-ir-after-all,
 /// -mlir-timing, ...) for every subcommand: they register at the top level,
 /// so re-register them with the subcommands, listed by --help-hidden only
@@ -765,9 +896,9 @@ int main(int argc, char **argv) {
       "  gacc <subcommand> --help       the options of one subcommand\n");
 
   if (!compileCommand && !runCommand && !planCommand && !consolidateCommand &&
-      !exportCommand) {
-    errs() << "gacc: missing subcommand (compile, run, plan, import, plot, "
-              "consolidate or export); see gacc --help\n";
+      !exportCommand && !tuneCommand) {
+    errs() << "gacc: missing subcommand (compile, run, plan, tune, import, "
+              "plot, consolidate or export); see gacc --help\n";
     return 1;
   }
   if (exportCommand) {
@@ -828,6 +959,8 @@ int main(int argc, char **argv) {
 
   if (planCommand)
     return plan(model);
+  if (tuneCommand)
+    return tune(model);
   if (compileCommand)
     return compile(model);
 

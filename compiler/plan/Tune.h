@@ -1,0 +1,66 @@
+//===- Tune.h - the fastest configuration that fits a budget ----*- C++ -*-===//
+//
+// `gacc tune`'s search: every combination of the allowed precisions,
+// rematerialization policies, optimizers and (on several ranks) ZeRO stages,
+// each with the largest micro-batch whose planned peak fits the memory
+// budget (the static plan: nothing runs), ranked by a cost model. The tool
+// (tools/gacc/Tune.cpp) measures the best few and picks the fastest.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GACC_COMPILER_PLAN_TUNE_H
+#define GACC_COMPILER_PLAN_TUNE_H
+
+#include "compiler/Pipelines.h"
+#include "compiler/plan/MemoryPlan.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::gacc {
+
+/// What the search may set; an empty list keeps what the model says.
+struct TuneSpace {
+  SmallVector<std::string> precisions = {"f32", "bf16"};
+  SmallVector<std::string> remats = {"none", "blocks", "sqrt", "matmuls",
+                                     "budget"};
+  SmallVector<std::string> optimizers;
+  /// ZeRO stages to try when the options ask for several ranks.
+  SmallVector<int64_t> zeroStages = {0, 1, 2, 3};
+};
+
+/// One configuration: the options it sets and what the plan says of it.
+struct TuneCandidate {
+  std::string precision, remat, optimizer;
+  std::optional<int64_t> zeroStage;
+  /// The plan at the largest micro-batch that fits (or, when none does, at
+  /// the smallest: what it would need).
+  MemoryPlan plan;
+  bool fits = false;
+  /// The cost model's seconds per step: the forward's priced ops (gacc-remat's
+  /// costs) three times over for forward and backward, plus what remat
+  /// recomputes, for every micro-batch, scaled by the precision's rate.
+  double predictedSeconds = 0;
+
+  /// The training options that reproduce it, as a pipeline string
+  /// ("precision=bf16 remat=sqrt micro-batch=8").
+  std::string optionsText() const;
+};
+
+/// Plans every configuration of `space` for the step `stepName` of `module`
+/// (left unchanged), with the training options `baseOptions` (a pipeline
+/// string: batch, ranks, ...) and `budgetBytes`; candidates in order of
+/// predicted time, those that fit first. `bf16Speedup` is the measured ratio
+/// of bf16 to f32 step rates (the cost model's one machine figure). The
+/// planner's diagnostics are not reported; a configuration it refuses is
+/// left out.
+std::vector<TuneCandidate> planTuneCandidates(ModuleOp module,
+                                              StringRef stepName,
+                                              StringRef baseOptions,
+                                              const TuneSpace &space,
+                                              int64_t budgetBytes,
+                                              double bf16Speedup);
+
+} // namespace mlir::gacc
+
+#endif // GACC_COMPILER_PLAN_TUNE_H

@@ -1,0 +1,31 @@
+//===- Tune.h - `gacc tune` -------------------------------------*- C++ -*-===//
+#ifndef GACC_TOOLS_GACC_TUNE_H
+#define GACC_TOOLS_GACC_TUNE_H
+
+#include "compiler/plan/Tune.h"
+
+namespace gacc {
+
+struct TuneOptions {
+  int64_t budgetBytes = 0;
+  mlir::gacc::TuneSpace space;
+  /// The best configurations by the cost model that are measured.
+  unsigned measureTop = 3;
+  /// Steps each measurement times, after one unmeasured.
+  unsigned measureSteps = 5;
+  bool json = false;
+  std::string output; ///< the choice, for `gacc run --config`
+};
+
+/// Plans the configurations of `options.space` for the step `stepName` of
+/// `module` under `baseOptions` (the training flags given, as a pipeline
+/// string), measures the best few with short runs on synthetic data, prints
+/// a table (or JSON) and writes the fastest to `options.output`. Returns the
+/// process exit code; a budget nothing fits is an error naming the least
+/// peak and its configuration.
+int runTune(mlir::ModuleOp module, llvm::StringRef stepName,
+            llvm::StringRef baseOptions, const TuneOptions &options);
+
+} // namespace gacc
+
+#endif // GACC_TOOLS_GACC_TUNE_H
