@@ -823,8 +823,12 @@ static int tune(LoadedModel &model) {
     space.remats = {rematPolicy};
   if (optimizerName.getNumOccurrences())
     space.optimizers = {optimizerName};
-  if (zeroStage.getNumOccurrences())
-    space.zeroStages = {std::stoll(zeroStage)};
+  if (zeroStage.getNumOccurrences()) {
+    int64_t stage;
+    if (StringRef(zeroStage).getAsInteger(10, stage))
+      return fail("--zero-stage: '" + zeroStage + "' is not 0, 1, 2 or 3");
+    space.zeroStages = {stage};
+  }
   std::optional<std::string> base = trainingOptionsText(
       {&precision, &rematPolicy, &rematBudget, &optimizerName, &zeroStage,
        &memoryBudget});
