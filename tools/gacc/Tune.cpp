@@ -95,7 +95,7 @@ llvm::json::Object toJson(const TuneCandidate &candidate,
 } // namespace
 
 int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
-            const TuneOptions &options) {
+            const TuneOptions &options, std::string *chosen) {
   auto start = std::chrono::steady_clock::now();
   std::vector<TuneCandidate> candidates =
       planTuneCandidates(module, stepName, baseOptions, options.space,
@@ -140,6 +140,8 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
+  if (chosen)
+    *chosen = candidates[best].optionsText();
 
   llvm::json::Array all;
   for (size_t i = 0; i < candidates.size(); ++i)

@@ -22,9 +22,11 @@ struct TuneOptions {
 /// string), measures the best few with short runs on synthetic data, prints
 /// a table (or JSON) and writes the fastest to `options.output`. Returns the
 /// process exit code; a budget nothing fits is an error naming the least
-/// peak and its configuration.
+/// peak and its configuration. `chosen`, if given, receives the choice's
+/// training options (`gacc run --auto` trains with them).
 int runTune(mlir::ModuleOp module, llvm::StringRef stepName,
-            llvm::StringRef baseOptions, const TuneOptions &options);
+            llvm::StringRef baseOptions, const TuneOptions &options,
+            std::string *chosen = nullptr);
 
 } // namespace gacc
 

@@ -399,11 +399,13 @@ static cl::opt<bool> planMeasure(
 static cl::OptionCategory tuneCategory("Tune options");
 static cl::opt<std::string> tuneAllow(
     "allow",
-    cl::desc("What the search may choose, as KEY=V1,V2 lists: precision= "
+    cl::desc("What the search (tune, run --auto) may choose, as KEY=V1,V2 "
+             "lists: precision= "
              "(default f32,bf16), remat= (none,blocks,sqrt,matmuls,budget), "
              "optimizer= (default: the model's); --precision, --remat, "
              "--optimizer and --zero-stage fix one"),
-    cl::value_desc("lists"), cl::sub(tuneCommand), cl::cat(tuneCategory));
+    cl::value_desc("lists"), cl::sub(tuneCommand), cl::sub(runCommand),
+    cl::cat(tuneCategory));
 static cl::opt<unsigned> tuneMeasureTop(
     "measure-top",
     cl::desc("Measure this many of the best configurations by the cost model "
@@ -414,6 +416,11 @@ static cl::opt<unsigned> tuneMeasureSteps(
     "measure-steps",
     cl::desc("Steps each measurement times (default 5)"), cl::value_desc("N"),
     cl::init(5), cl::sub(tuneCommand), cl::cat(tuneCategory));
+static cl::opt<bool> autoTune(
+    "auto",
+    cl::desc("Tune first (gacc tune with --memory-budget and --allow), then "
+             "train with the fastest configuration that fits"),
+    cl::sub(runCommand), cl::cat(batchCategory));
 static cl::opt<std::string> configPath(
     "config",
     cl::desc("Training options from a file gacc tune wrote (flags given "
@@ -763,6 +770,12 @@ static int runArtifact() {
            << " is compiled: give --target to gacc compile\n";
     return 1;
   }
+  if (autoTune || !configPath.empty()) {
+    errs() << "gacc run: error: " << inputPath << " is compiled: give --"
+           << (autoTune ? "auto's choice" : "config")
+           << " to gacc compile (gacc tune -o, then --config)\n";
+    return 1;
+  }
   std::unique_ptr<gacc::rt::Trainer> trainer;
   if (gacc::rt::Status s = gacc::rt::openTrainer(inputPath, seed, trainer);
       !s) {
@@ -779,9 +792,10 @@ static int runArtifact() {
 
 /// `gacc tune`: the search of compiler/plan/Tune.h, measured and printed by
 /// tools/gacc/Tune.cpp.
-static int tune(LoadedModel &model) {
-  auto fail = [](const Twine &message) {
-    errs() << "gacc tune: error: " << message << "\n";
+static int tune(LoadedModel &model, std::string *chosen = nullptr) {
+  auto fail = [&](const Twine &message) {
+    errs() << (chosen ? "gacc run: error: --auto: " : "gacc tune: error: ")
+           << message << "\n";
     return 1;
   };
   std::optional<int64_t> budget =
@@ -834,7 +848,7 @@ static int tune(LoadedModel &model) {
        &memoryBudget});
   if (!base)
     return 1;
-  return gacc::runTune(*model.module, stepName, *base, options);
+  return gacc::runTune(*model.module, stepName, *base, options, chosen);
 }
 
 /// MLIR's pass-manager, context and printer flags (-mlir-print-ir-after-all,
@@ -968,6 +982,18 @@ int main(int argc, char **argv) {
   if (compileCommand)
     return compile(model);
 
+  if (autoTune) {
+    std::string chosen;
+    if (int status = tune(model, &chosen))
+      return status;
+    // The flags, with the choice in place of the budget it was made for.
+    std::optional<std::string> base = trainingOptionsText(
+        {&precision, &rematPolicy, &rematBudget, &optimizerName, &zeroStage,
+         &memoryBudget});
+    if (!base || failed(model.options.parseFromString(*base + " " + chosen)))
+      return 1;
+    model.options.memoryBudget = "";
+  }
   FailureOr<mlir::gacc::CodegenTarget> codegen = codegenTarget("run");
   if (failed(codegen))
     return 1;
