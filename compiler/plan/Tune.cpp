@@ -11,8 +11,8 @@ using namespace mlir::gacc;
 
 std::string TuneCandidate::optionsText() const {
   std::string text = "precision=" + precision + " remat=" + remat;
-  if (remat == "budget")
-    text += " remat-budget=" + std::to_string(plan.peakBytes());
+  if (remat == "budget") // the budget its schedule was chosen for
+    text += " remat-budget=" + std::to_string(rematBudget);
   text += " micro-batch=" + std::to_string(plan.microBatchSize);
   if (!optimizer.empty())
     text += " optimizer=" + optimizer;
@@ -58,7 +58,8 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
     for (const std::string &remat : space.remats)
       for (const std::string &optimizer : optimizers)
         for (std::optional<int64_t> stage : stages) {
-          TuneCandidate candidate{precision, remat, optimizer, stage, {}};
+          TuneCandidate candidate{precision, remat, optimizer, stage,
+                                  remat == "budget" ? budgetBytes : 0, {}};
           std::string options = baseOptions.str() + " precision=" +
                                 precision + " remat=" + remat;
           if (!optimizer.empty())

@@ -33,6 +33,8 @@ struct TuneSpace {
 struct TuneCandidate {
   std::string precision, remat, optimizer;
   std::optional<int64_t> zeroStage;
+  /// The budget policy's peak budget (the search's budget), else 0.
+  int64_t rematBudget = 0;
   /// The plan at the largest micro-batch that fits (or, when none does, at
   /// the smallest: what it would need).
   MemoryPlan plan;
