@@ -10,6 +10,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 
 using namespace mlir;
@@ -24,7 +25,7 @@ struct Measurement {
 };
 
 /// Compiles `candidate` and times `steps` steps on synthetic data after one
-/// that is not timed (its first touches of memory).
+/// that is not timed (its first touches of memory): the median step's rate.
 rt::Status measure(ModuleOp module, StringRef stepName, StringRef baseOptions,
                    const TuneCandidate &candidate, unsigned steps,
                    Measurement &out) {
@@ -46,10 +47,9 @@ rt::Status measure(ModuleOp module, StringRef stepName, StringRef baseOptions,
       rt::Dataset::synthetic(trainer.model(), 0);
   rt::Batch batch;
   rt::StepResult result;
-  std::chrono::steady_clock::time_point start;
+  std::vector<double> rates; // per timed step: the median resists a stall
   for (unsigned step = 0; step <= steps; ++step) {
-    if (step == 1)
-      start = std::chrono::steady_clock::now();
+    auto start = std::chrono::steady_clock::now();
     if (rt::Status s = data->batch(step, batch); !s)
       return s;
     if (rt::Status s = trainer.setBatch(batch); !s)
@@ -57,11 +57,15 @@ rt::Status measure(ModuleOp module, StringRef stepName, StringRef baseOptions,
     if (rt::Status s = trainer.step(result); !s)
       return s;
     out.peakBytes = std::max(out.peakBytes, result.peakBytes);
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    if (step > 0) // the first touches memory for the first time
+      rates.push_back(trainer.model().batchSize / seconds);
   }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
-  out.samplesPerSecond = trainer.model().batchSize * steps / seconds;
+  std::nth_element(rates.begin(), rates.begin() + rates.size() / 2,
+                   rates.end());
+  out.samplesPerSecond = rates[rates.size() / 2];
   return rt::Status();
 }
 
