@@ -651,6 +651,23 @@ TEST(DatasetPrefetch, ReadsDepthAheadAndPassesErrors) {
   EXPECT_EQ(Dataset::prefetch(std::move(plain), 0).get(), raw);
 }
 
+// A resumed run's prefetcher starts where the run does: no batch before it
+// is read.
+TEST(DatasetPrefetch, StartsAtTheFirstStep) {
+  auto owned = std::make_unique<RecordingSource>();
+  RecordingSource *source = owned.get();
+  std::unique_ptr<Dataset> ahead = Dataset::prefetch(std::move(owned), 2, 40);
+  Batch batch;
+  ASSERT_TRUE(ahead->batch(40, batch).ok());
+  EXPECT_EQ(batch.at("step").dataAs<int64_t>()[0], 40);
+  ASSERT_TRUE(ahead->batch(41, batch).ok());
+  std::vector<uint64_t> steps = source->steps();
+  ASSERT_FALSE(steps.empty());
+  EXPECT_EQ(steps.front(), 40u);
+  for (uint64_t step : steps)
+    EXPECT_GE(step, 40u);
+}
+
 // Destroyed while its worker waits for room, or is inside the source, a
 // prefetcher returns.
 TEST(DatasetPrefetch, DestroyedMidwayDoesNotHang) {

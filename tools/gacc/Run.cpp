@@ -356,7 +356,8 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
       !s)
     return fail(s.message());
   uint64_t perEpoch = data->batchesPerEpoch();
-  data = Dataset::prefetch(forRank(std::move(data), trainer), options.prefetch);
+  data = Dataset::prefetch(forRank(std::move(data), trainer), options.prefetch,
+                           trainer.stepCount());
   if (!options.evalData.empty() || !options.evalTokens.empty()) {
     DataOrder evalOrder{trainer.seed(), /*training=*/false};
     if (Status s = openData(options.evalData, options.evalTokens, global,

@@ -614,9 +614,9 @@ private:
 /// steps; every other call to the source holds sourceMutex_ as well.
 class Prefetcher : public Dataset {
 public:
-  Prefetcher(std::unique_ptr<Dataset> source, unsigned depth)
-      : source_(std::move(source)), depth_(depth), worker_([this] { work(); }) {
-  }
+  Prefetcher(std::unique_ptr<Dataset> source, unsigned depth, uint64_t first)
+      : source_(std::move(source)), depth_(depth), next_(first),
+        worker_([this] { work(); }) {}
   ~Prefetcher() override {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -694,10 +694,10 @@ private:
 } // namespace
 
 std::unique_ptr<Dataset> Dataset::prefetch(std::unique_ptr<Dataset> source,
-                                           unsigned depth) {
+                                           unsigned depth, uint64_t first) {
   if (depth == 0)
     return source;
-  return std::make_unique<Prefetcher>(std::move(source), depth);
+  return std::make_unique<Prefetcher>(std::move(source), depth, first);
 }
 
 std::unique_ptr<Dataset> Dataset::rankSlice(std::unique_ptr<Dataset> global,

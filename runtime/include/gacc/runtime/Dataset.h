@@ -79,12 +79,12 @@ public:
   static std::unique_ptr<Dataset> rankSlice(std::unique_ptr<Dataset> global,
                                             const ModelInfo &model, int rank);
 
-  /// `source` read ahead by a background thread: while the step runs, the
-  /// next `depth` batches are prepared, so that it never waits for data
-  /// that arrives in order (a jump, as a resume makes, starts afresh).
-  /// A depth of 0 gives `source` itself.
+  /// `source` read ahead by a background thread from step `first` (where
+  /// a resumed run begins): while the step runs, the next `depth` batches
+  /// are prepared, so that it never waits for data that arrives in order (a
+  /// jump starts afresh). A depth of 0 gives `source` itself.
   static std::unique_ptr<Dataset> prefetch(std::unique_ptr<Dataset> source,
-                                           unsigned depth);
+                                           unsigned depth, uint64_t first = 0);
 };
 
 } // namespace gacc::rt
