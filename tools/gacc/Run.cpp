@@ -3,15 +3,14 @@
 #include "Run.h"
 #include "gacc/runtime/File.h"
 #include "gacc/runtime/Safetensors.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <dirent.h>
 #include <fstream>
 #include <iomanip>
@@ -265,17 +264,6 @@ Status keepMetricsUntil(const std::string &path, uint64_t step) {
   return writeFileAtomically(path, kept);
 }
 
-/// `mkdir -p path`.
-Status makeDirectories(const std::string &path) {
-  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    std::string prefix = path.substr(0, slash);
-    if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST)
-      return Status::error(prefix + ": cannot create: " + std::strerror(errno));
-    if (slash == std::string::npos)
-      return Status();
-  }
-}
-
 volatile std::sig_atomic_t stopSignal = 0;
 extern "C" void requestStop(int signal) { stopSignal = signal; }
 
@@ -415,8 +403,10 @@ int runTraining(Trainer &trainer, const RunOptions &options) {
   }
   auto save = [&](uint64_t step) -> Status {
     if (leader)
-      if (Status s = makeDirectories(options.checkpointDir); !s)
-        return s;
+      if (std::error_code ec =
+              llvm::sys::fs::create_directories(options.checkpointDir))
+        return Status::error(options.checkpointDir +
+                             ": cannot create: " + ec.message());
     std::string path = options.checkpointDir + "/step-" + std::to_string(step) +
                        ".safetensors";
     if (Status s = trainer.saveCheckpoint(path); !s)

@@ -50,6 +50,13 @@ int64_t evaluationRow(uint64_t index, int64_t row, int64_t batchSize,
   return example < count ? example : static_cast<int64_t>(index) * batchSize;
 }
 
+/// The rows of batch `index` of an evaluation pass over `count` examples
+/// that are data (Dataset::realRows).
+int64_t evaluationRealRows(uint64_t index, int64_t batchSize, int64_t count) {
+  return std::min<int64_t>(batchSize,
+                           count - static_cast<int64_t>(index) * batchSize);
+}
+
 /// Examples of a .safetensors file or a directory of .npy files.
 class FileDataset : public Dataset {
 public:
@@ -68,11 +75,9 @@ public:
   }
 
   int64_t realRows(uint64_t step) const override {
-    if (order_.training)
-      return model_.batchSize;
-    int64_t first =
-        static_cast<int64_t>(step % batchesPerEpoch()) * model_.batchSize;
-    return std::min<int64_t>(model_.batchSize, count_ - first);
+    return order_.training ? model_.batchSize
+                           : evaluationRealRows(step % batchesPerEpoch(),
+                                                model_.batchSize, count_);
   }
 
   Status batch(uint64_t step, Batch &out) override {
@@ -394,11 +399,9 @@ public:
   }
 
   int64_t realRows(uint64_t step) const override {
-    if (order_.training)
-      return model_.batchSize;
-    int64_t first =
-        static_cast<int64_t>(step % batchesPerEpoch()) * model_.batchSize;
-    return std::min<int64_t>(model_.batchSize, windows_ - first);
+    return order_.training ? model_.batchSize
+                           : evaluationRealRows(step % batchesPerEpoch(),
+                                                model_.batchSize, windows_);
   }
 
   Status batch(uint64_t step, Batch &out) override {
