@@ -38,7 +38,7 @@ FailureOr<MemoryPlan> planWith(ModuleOp module, StringRef stepName,
 std::vector<TuneCandidate>
 mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
                                StringRef baseOptions, const TuneSpace &space,
-                               int64_t budgetBytes, double bf16Speedup) {
+                               int64_t budgetBytes) {
   // What the planner says of configurations that do not fit is expected.
   ScopedDiagnosticHandler quiet(module.getContext(),
                                 [](Diagnostic &) { return success(); });
@@ -98,8 +98,7 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
           const RematReport &report = plan->remat;
           candidate.predictedSeconds =
               plan->accumulationSteps *
-              (3 * report.forwardCost + report.recomputeCost) * 1e-9 /
-              (precision == "bf16" ? bf16Speedup : 1.0);
+              (3 * report.forwardCost + report.recomputeCost) * 1e-9;
           candidates.push_back(std::move(candidate));
         }
   std::stable_sort(candidates.begin(), candidates.end(),

@@ -41,7 +41,8 @@ struct TuneCandidate {
   bool fits = false;
   /// The cost model's seconds per step: the forward's priced ops (gacc-remat's
   /// costs) three times over for forward and backward, plus what remat
-  /// recomputes, for every micro-batch, scaled by the precision's rate.
+  /// recomputes, for every micro-batch. It knows work, not this machine's
+  /// rates: precisions are priced alike, and measurement decides.
   double predictedSeconds = 0;
 
   /// The training options that reproduce it, as a pipeline string
@@ -52,16 +53,13 @@ struct TuneCandidate {
 /// Plans every configuration of `space` for the step `stepName` of `module`
 /// (left unchanged), with the training options `baseOptions` (a pipeline
 /// string: batch, ranks, ...) and `budgetBytes`; candidates in order of
-/// predicted time, those that fit first. `bf16Speedup` is the measured ratio
-/// of bf16 to f32 step rates (the cost model's one machine figure). The
-/// planner's diagnostics are not reported; a configuration it refuses is
-/// left out.
+/// predicted time, those that fit first. The planner's diagnostics are not
+/// reported; a configuration it refuses is left out.
 std::vector<TuneCandidate> planTuneCandidates(ModuleOp module,
                                               StringRef stepName,
                                               StringRef baseOptions,
                                               const TuneSpace &space,
-                                              int64_t budgetBytes,
-                                              double bf16Speedup);
+                                              int64_t budgetBytes);
 
 } // namespace mlir::gacc
 

@@ -103,7 +103,7 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   auto start = std::chrono::steady_clock::now();
   std::vector<TuneCandidate> candidates =
       planTuneCandidates(module, stepName, baseOptions, options.space,
-                         options.budgetBytes, /*bf16Speedup=*/1.0);
+                         options.budgetBytes);
   if (candidates.empty()) {
     llvm::errs() << "gacc tune: error: no configuration of the step could be "
                     "planned\n";
