@@ -169,6 +169,8 @@ static FailureOr<MemoryPlan> planDifferentiated(TrainStepOp step,
   describeWorkspace(*module, workspace);
   plan.workspaceBytes = workspace.workspaceBytes;
   plan.unplannedBytes = workspace.unplannedBytes;
+  if (auto entry = module->lookupSymbol<func::FuncOp>("gacc_step"))
+    plan.work = countStepWork(entry);
   return plan;
 }
 
@@ -211,7 +213,10 @@ FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
     return planMemory(step);
   };
   // The seeds' advice: the largest micro-batch that fits, then accumulate.
-  // Memory grows with the micro-batch, so bisect.
+  int64_t batch = step.getBatchSize();
+  FailureOr<MemoryPlan> whole = planFor(batch);
+  if (failed(whole) || whole->peakBytes() <= budgetBytes)
+    return whole;
   FailureOr<MemoryPlan> smallest = planFor(1);
   if (failed(smallest))
     return failure();
@@ -220,19 +225,34 @@ FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
            << formatBytes(budgetBytes) << ": the smallest (1 example) needs "
            << formatBytes(smallest->peakBytes()) << " ("
            << smallest->peakBytes() << " bytes)";
+  // The largest that fits lies in [low, high). Memory grows with the
+  // micro-batch, almost linearly: probe where the line through the
+  // bracket's peaks meets the budget (then the one after it, which the
+  // line says does not fit), and bisect when two probes in a row did not
+  // halve the bracket.
   MemoryPlan best = *smallest;
-  int64_t low = 1, high = step.getBatchSize();
-  while (low < high) {
-    int64_t mid = low + (high - low + 1) / 2;
-    FailureOr<MemoryPlan> plan = planFor(mid);
+  int64_t low = 1, high = batch;
+  double lowPeak = smallest->peakBytes(), highPeak = whole->peakBytes();
+  for (int slowProbes = 0; high - low > 1;) {
+    int64_t probe = low + (high - low) / 2;
+    if (slowProbes < 2)
+      probe = std::clamp<int64_t>(
+          low + static_cast<int64_t>((budgetBytes - lowPeak) /
+                                     (highPeak - lowPeak) * (high - low)),
+          low + 1, high - 1);
+    int64_t bracket = high - low;
+    FailureOr<MemoryPlan> plan = planFor(probe);
     if (failed(plan))
       return failure();
     if (plan->peakBytes() <= budgetBytes) {
-      low = mid;
+      low = probe;
+      lowPeak = plan->peakBytes();
       best = *plan;
     } else {
-      high = mid - 1;
+      high = probe;
+      highPeak = plan->peakBytes();
     }
+    slowProbes = 2 * (high - low) > bracket ? slowProbes + 1 : 0;
   }
   // As few accumulation steps as that allows, over micro-batches as even as
   // possible (16 as 6+6+4 rather than 7+7+2): the same number of steps,
@@ -316,14 +336,31 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
   step.getModelFunc().walk([&](CheckpointOp) { hasBlocks = true; });
   if (hasBlocks)
     candidates.push_back({RematPolicy::blocks});
+  // The cheapest schedule that fits is the first that fits in order of
+  // recompute cost, which the rematerialization report gives for a small
+  // part of a plan's time: plan in that order and stop there.
+  SmallVector<std::pair<double, Candidate>> priced;
   for (const Candidate &candidate : candidates) {
+    configure(candidate);
+    MemoryPlan scratch;
+    FailureOr<RematReport> report =
+        activationReport(step, **differentiated, scratch);
+    if (failed(report))
+      return failure();
+    priced.push_back({report->recomputeCost, candidate});
+  }
+  llvm::stable_sort(
+      priced, [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (const auto &[cost, candidate] : priced) {
+    if (cost >= best->remat.recomputeCost)
+      break;
     FailureOr<MemoryPlan> plan = planWith(candidate);
     if (failed(plan))
       return failure();
-    if (plan->peakBytes() <= budgetBytes &&
-        plan->remat.recomputeCost < best->remat.recomputeCost) {
+    if (plan->peakBytes() <= budgetBytes) {
       best = plan;
       bestCandidate = candidate;
+      break;
     }
   }
   configure(bestCandidate);

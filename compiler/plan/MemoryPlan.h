@@ -11,6 +11,7 @@
 #define GACC_COMPILER_PLAN_MEMORYPLAN_H
 
 #include "compiler/plan/StateMemory.h"
+#include "compiler/plan/StepWork.h"
 #include "passes/Passes.h"
 #include <optional>
 
@@ -42,6 +43,8 @@ struct MemoryPlan {
   /// What optimizerStateByChoice gives, for `gacc plan` to print (empty
   /// unless it sets it).
   SmallVector<std::pair<std::string, int64_t>> optimizerStateByChoice;
+  /// What the step computes and moves (for `gacc tune`'s cost model).
+  StepWork work;
 
   int64_t peakBytes() const {
     return stateArenaBytes + batchBytes + ioBytes + workspaceBytes +

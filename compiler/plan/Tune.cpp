@@ -3,6 +3,7 @@
 #include "compiler/plan/Tune.h"
 #include "compiler/ConfigureStep.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Threading.h"
 
 #include <algorithm>
 
@@ -22,26 +23,91 @@ std::string TuneCandidate::optionsText() const {
 }
 
 namespace {
-/// The plan of `module`'s step configured by `options`, on a copy.
-FailureOr<MemoryPlan> planWith(ModuleOp module, StringRef stepName,
-                               const std::string &options) {
+/// A copy of `module` whose step is configured by `options`, and that step
+/// (null if the options are refused).
+std::pair<OwningOpRef<ModuleOp>, TrainStepOp>
+configuredCopy(ModuleOp module, StringRef stepName,
+               const std::string &options) {
   OwningOpRef<ModuleOp> copy = module.clone();
   TrainStepOp step = TrainStepOp::find(*copy, stepName);
   TrainingPipelineOptions parsed;
   if (!step || failed(parsed.parseFromString(options)) ||
       failed(configureTrainStep(step, parsed)))
+    step = nullptr;
+  return {std::move(copy), step};
+}
+
+/// Plans `candidate` (configured by `options`) at the largest micro-batch
+/// that fits in `budget` (the fewest accumulation steps: never slower for
+/// the same work); else at the smallest, what it would need. Fails if the
+/// planner refuses the configuration. Calls the planner's fitting
+/// functions, which return the plan they fit, rather than configuring
+/// with the budgets and planning again.
+LogicalResult planCandidate(ModuleOp module, StringRef stepName,
+                            const std::string &options, int64_t budget,
+                            TuneCandidate &candidate) {
+  FailureOr<MemoryPlan> plan = failure();
+  if (candidate.remat != "budget") {
+    auto [copy, step] = configuredCopy(module, stepName, options);
+    if (!step)
+      return failure();
+    plan = fitMicroBatch(step, budget);
+    candidate.fits = succeeded(plan);
+    if (!candidate.fits) {
+      step.setMicroBatchSizeAttr(
+          Builder(step.getContext()).getI64IntegerAttr(1));
+      plan = planMemory(step);
+    }
+  } else {
+    // The budget policy fits its schedule to the budget at a given
+    // micro-batch, and its least peak grows with the micro-batch: bisect
+    // over the distinct micro-batches ceil(rows / steps), largest first.
+    std::string unbudgeted = options.substr(0, options.rfind(" remat="));
+    auto planAt = [&](int64_t micro) -> FailureOr<MemoryPlan> {
+      auto [copy, step] =
+          configuredCopy(module, stepName,
+                         unbudgeted + " micro-batch=" + std::to_string(micro));
+      if (!step)
+        return failure();
+      return fitRematBudget(step, budget);
+    };
+    auto [copy, step] = configuredCopy(module, stepName, unbudgeted);
+    if (!step)
+      return failure();
+    int64_t rows = step.getBatchSize() /
+                   std::max<int64_t>(step.getEffectiveZero().getRanks(), 1);
+    SmallVector<int64_t> micros;
+    for (int64_t steps = 1; steps <= rows; ++steps)
+      if (int64_t micro = llvm::divideCeil(rows, steps);
+          micros.empty() || micros.back() != micro)
+        micros.push_back(micro);
+    // The first that fits lies in (low, high]; micros[high] is planned.
+    int64_t low = -1, high = micros.size() - 1;
+    plan = planAt(micros[high]);
+    while (succeeded(plan) && high - low > 1) {
+      int64_t mid = (low + high) / 2;
+      if (FailureOr<MemoryPlan> midPlan = planAt(micros[mid]);
+          succeeded(midPlan)) {
+        high = mid;
+        plan = midPlan;
+      } else {
+        low = mid;
+      }
+    }
+    // Else the budget policy's least peak has no fixed schedule to show.
+    candidate.fits = succeeded(plan);
+  }
+  if (failed(plan))
     return failure();
-  return planMemory(step);
+  candidate.plan = std::move(*plan);
+  return success();
 }
 } // namespace
 
 std::vector<TuneCandidate>
 mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
                                StringRef baseOptions, const TuneSpace &space,
-                               int64_t budgetBytes) {
-  // What the planner says of configurations that do not fit is expected.
-  ScopedDiagnosticHandler quiet(module.getContext(),
-                                [](Diagnostic &) { return success(); });
+                               int64_t budgetBytes, const KernelCosts &costs) {
   SmallVector<std::string> optimizers = space.optimizers;
   if (optimizers.empty())
     optimizers.push_back("");
@@ -52,55 +118,45 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
   if (stages.empty())
     stages.push_back(std::nullopt);
 
-  std::string budget = std::to_string(budgetBytes);
-  std::vector<TuneCandidate> candidates;
+  std::vector<TuneCandidate> all;
+  std::vector<std::string> options;
   for (const std::string &precision : space.precisions)
     for (const std::string &remat : space.remats)
       for (const std::string &optimizer : optimizers)
         for (std::optional<int64_t> stage : stages) {
-          TuneCandidate candidate{precision, remat, optimizer, stage,
-                                  remat == "budget" ? budgetBytes : 0, {}};
-          std::string options = baseOptions.str() + " precision=" +
-                                precision + " remat=" + remat;
+          all.push_back({precision, remat, optimizer, stage,
+                         remat == "budget" ? budgetBytes : 0});
+          std::string text =
+              baseOptions.str() + " precision=" + precision + " remat=" + remat;
           if (!optimizer.empty())
-            options += " optimizer=" + optimizer;
+            text += " optimizer=" + optimizer;
           if (stage)
-            options += " zero-stage=" + std::to_string(*stage);
-          // The largest micro-batch that fits (the fewest accumulation
-          // steps: never slower for the same work). The budget policy
-          // fits its schedule to the budget at each micro-batch in turn.
-          FailureOr<MemoryPlan> plan = failure();
-          if (remat != "budget") {
-            plan = planWith(module, stepName,
-                            options + " memory-budget=" + budget);
-          } else if (FailureOr<MemoryPlan> whole =
-                         planWith(module, stepName, options.substr(0, options.rfind(" remat="))); succeeded(whole)) {
-            int64_t rows = whole->batchSize / std::max<int64_t>(whole->ranks, 1);
-            for (int64_t steps = 1, last = 0; steps <= rows && failed(plan);
-                 ++steps) {
-              int64_t micro = (rows + steps - 1) / steps;
-              if (micro == last)
-                continue;
-              last = micro;
-              plan = planWith(module, stepName,
-                              options + " remat-budget=" + budget +
-                                  " micro-batch=" + std::to_string(micro));
-            }
-          }
-          candidate.fits = succeeded(plan);
-          // Else what the smallest micro-batch needs (the budget policy's
-          // least peak has no fixed schedule to show).
-          if (!candidate.fits && remat != "budget")
-            plan = planWith(module, stepName, options + " micro-batch=1");
-          if (failed(plan))
-            continue;
-          candidate.plan = *plan;
-          const RematReport &report = plan->remat;
-          candidate.predictedSeconds =
-              plan->accumulationSteps *
-              (3 * report.forwardCost + report.recomputeCost) * 1e-9;
-          candidates.push_back(std::move(candidate));
+            text += " zero-stage=" + std::to_string(*stage);
+          options.push_back(std::move(text));
         }
+
+  // What the planner says of configurations that do not fit is expected.
+  MLIRContext *context = module.getContext();
+  ScopedDiagnosticHandler quiet(context,
+                                [](Diagnostic &) { return success(); });
+  // Pass managers load the dialects they need, which a context running
+  // threads refuses: load them all first.
+  context->loadAllAvailableDialects();
+  // The budget policy's configurations take the longest: start them first.
+  SmallVector<size_t> order = llvm::to_vector(llvm::seq<size_t>(0, all.size()));
+  std::stable_partition(order.begin(), order.end(),
+                        [&](size_t i) { return all[i].remat == "budget"; });
+  std::vector<char> planned(all.size());
+  parallelForEach(context, order, [&](size_t i) {
+    planned[i] = succeeded(
+        planCandidate(module, stepName, options[i], budgetBytes, all[i]));
+  });
+  std::vector<TuneCandidate> candidates;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (planned[i]) {
+      all[i].predictedSeconds = predictStepSeconds(all[i].plan.work, costs);
+      candidates.push_back(std::move(all[i]));
+    }
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const TuneCandidate &a, const TuneCandidate &b) {
                      if (a.fits != b.fits)

@@ -3,8 +3,9 @@
 // `gacc tune`'s search: every combination of the allowed precisions,
 // rematerialization policies, optimizers and (on several ranks) ZeRO stages,
 // each with the largest micro-batch whose planned peak fits the memory
-// budget (the static plan: nothing runs), ranked by a cost model. The tool
-// (tools/gacc/Tune.cpp) measures the best few and picks the fastest.
+// budget (the static plan: nothing runs), ranked by a cost model: the work
+// each plan counts (StepWork), priced with this machine's kernel costs. The
+// tool (tools/gacc/Tune.cpp) measures the best few and picks the fastest.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GACC_COMPILER_PLAN_TUNE_H
@@ -12,6 +13,7 @@
 
 #include "compiler/Pipelines.h"
 #include "compiler/plan/MemoryPlan.h"
+#include "compiler/plan/StepWork.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
@@ -39,10 +41,9 @@ struct TuneCandidate {
   /// the smallest: what it would need).
   MemoryPlan plan;
   bool fits = false;
-  /// The cost model's seconds per step: the forward's priced ops (gacc-remat's
-  /// costs) three times over for forward and backward, plus what remat
-  /// recomputes, for every micro-batch. It knows work, not this machine's
-  /// rates: precisions are priced alike, and measurement decides.
+  /// The cost model's seconds per step (predictStepSeconds of the plan's
+  /// work): its matmuls at their shapes' measured times, its other loop
+  /// nests by their bytes, recomputation and every micro-batch included.
   double predictedSeconds = 0;
 
   /// The training options that reproduce it, as a pipeline string
@@ -52,14 +53,14 @@ struct TuneCandidate {
 
 /// Plans every configuration of `space` for the step `stepName` of `module`
 /// (left unchanged), with the training options `baseOptions` (a pipeline
-/// string: batch, ranks, ...) and `budgetBytes`; candidates in order of
-/// predicted time, those that fit first. The planner's diagnostics are not
-/// reported; a configuration it refuses is left out.
-std::vector<TuneCandidate> planTuneCandidates(ModuleOp module,
-                                              StringRef stepName,
-                                              StringRef baseOptions,
-                                              const TuneSpace &space,
-                                              int64_t budgetBytes);
+/// string: batch, ranks, ...) and `budgetBytes`, on the context's threads;
+/// candidates in order of time predicted with `costs`, those that fit
+/// first. The planner's diagnostics are not reported; a configuration it
+/// refuses is left out. `costs` is called from one thread at a time.
+std::vector<TuneCandidate>
+planTuneCandidates(ModuleOp module, StringRef stepName, StringRef baseOptions,
+                   const TuneSpace &space, int64_t budgetBytes,
+                   const KernelCosts &costs);
 
 } // namespace mlir::gacc
 

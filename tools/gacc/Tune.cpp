@@ -5,19 +5,121 @@
 #include "compiler/jit/Jit.h"
 #include "gacc/runtime/Dataset.h"
 #include "gacc/runtime/File.h"
+#include "gacc/runtime/KernelRates.h"
+#include "gacc/runtime/ThreadPool.h"
 #include "gacc/runtime/Trainer.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::gacc;
 
 namespace gacc {
 namespace {
+/// This machine's kernel costs (KernelCosts), measured when first needed
+/// and kept in the compile cache's directory, one file per CPU and thread
+/// count, so that tuning again measures nothing it measured before.
+class KernelCostCache {
+public:
+  KernelCostCache() {
+    std::optional<CompileCache> cache = CompileCache::fromEnvironment();
+    if (!cache)
+      return;
+    llvm::SmallString<128> file(cache->getDirectory());
+    llvm::sys::path::append(file, "kernel-costs-" +
+                                      llvm::sys::getHostCPUName().str() + "-" +
+                                      std::to_string(rt::threads()) + "t.txt");
+    path = file.str().str();
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    if (!buffer)
+      return;
+    // "<key> <seconds or bytes/s>" per line; anything else is left out and
+    // measured again.
+    llvm::SmallVector<llvm::StringRef> lines;
+    (*buffer)->getBuffer().split(lines, '\n', -1, false);
+    for (llvm::StringRef line : lines) {
+      auto [key, value] = line.rsplit(' ');
+      double number = 0;
+      if (!key.empty() && !value.getAsDouble(number) && number > 0)
+        entries[key.str()] = number;
+    }
+  }
+
+  /// Writes what was measured (a cache that cannot be written is only
+  /// slower next time).
+  ~KernelCostCache() {
+    if (!changed || path.empty() ||
+        llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path)))
+      return;
+    std::string text;
+    for (const auto &[key, value] : entries)
+      text += key + " " + llvm::formatv("{0:e}", value).str() + "\n";
+    (void)rt::writeFileAtomically(path, text);
+  }
+
+  mlir::gacc::KernelCosts costs() {
+    mlir::gacc::KernelCosts costs;
+    costs.bytesPerSecond = lookup("bandwidth", rt::measureStreamBandwidth);
+    costs.loopNestSeconds = lookup("loop_nest", rt::measureDispatchSeconds);
+    costs.matmulSeconds = [this](const mlir::gacc::MatmulWork &work) {
+      return matmulSeconds(work);
+    };
+    return costs;
+  }
+
+private:
+  template <typename F> double lookup(const std::string &key, F measure) {
+    auto [entry, added] = entries.try_emplace(key, 0.0);
+    if (added) {
+      entry->second = measure();
+      changed = true;
+    }
+    return entry->second;
+  }
+
+  /// A matmul's time; one of more than 2^31 flops is timed at a shape cut
+  /// down to about that (batch first, then its largest dimension), where
+  /// the rate no longer grows, and scaled by the flops.
+  double matmulSeconds(const mlir::gacc::MatmulWork &work) {
+    rt::DType operand = work.operand.isF64()    ? rt::DType::F64
+                        : work.operand.isF16()  ? rt::DType::F16
+                        : work.operand.isBF16() ? rt::DType::BF16
+                                                : rt::DType::F32;
+    mlir::gacc::MatmulWork timed = work;
+    constexpr double kTimedFlops = 0x1p31;
+    while (timed.flops() > kTimedFlops) {
+      int64_t *largest = timed.batch > 1                         ? &timed.batch
+                         : timed.m >= std::max(timed.n, timed.k) ? &timed.m
+                         : timed.n >= timed.k                    ? &timed.n
+                                                                 : &timed.k;
+      *largest = (*largest + 1) / 2;
+    }
+    std::string key =
+        llvm::formatv("matmul {0} {1} {2} {3} {4}", rt::dtypeName(operand),
+                      timed.batch, timed.m, timed.n, timed.k)
+            .str();
+    return lookup(key,
+                  [&] {
+                    return rt::measureMatmulSeconds(operand, timed.batch,
+                                                    timed.m, timed.n, timed.k);
+                  }) *
+           (work.flops() / timed.flops());
+  }
+
+  std::string path;
+  std::map<std::string, double> entries;
+  bool changed = false;
+};
+
 /// What a short run of a candidate measured.
 struct Measurement {
   double samplesPerSecond = 0;
@@ -85,7 +187,9 @@ llvm::json::Object toJson(const TuneCandidate &candidate,
       {"accumulation_steps", candidate.plan.accumulationSteps},
       {"planned_peak_bytes", candidate.plan.peakBytes()},
       {"fits", candidate.fits},
-      {"predicted_seconds", candidate.predictedSeconds}};
+      {"predicted_seconds", candidate.predictedSeconds},
+      {"predicted_samples_per_s",
+       candidate.plan.batchSize / candidate.predictedSeconds}};
   if (!candidate.optimizer.empty())
     object["optimizer"] = candidate.optimizer;
   if (candidate.zeroStage)
@@ -101,9 +205,10 @@ llvm::json::Object toJson(const TuneCandidate &candidate,
 int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
             const TuneOptions &options, std::string *chosen) {
   auto start = std::chrono::steady_clock::now();
+  KernelCostCache costCache;
   std::vector<TuneCandidate> candidates =
       planTuneCandidates(module, stepName, baseOptions, options.space,
-                         options.budgetBytes);
+                         options.budgetBytes, costCache.costs());
   if (candidates.empty()) {
     llvm::errs() << "gacc tune: error: no configuration of the step could be "
                     "planned\n";
@@ -121,26 +226,57 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
     return 1;
   }
 
-  std::vector<std::optional<Measurement>> measured(candidates.size());
-  size_t best = 0;
-  for (size_t i = 0; i < candidates.size() && i < options.measureTop &&
-                     candidates[i].fits;
+  // Measure the candidates the cost model cannot tell from the best: those
+  // predicted within kMeasureMargin of it, at most measureTop, each step
+  // once (the budget policy's schedule is often another policy's).
+  constexpr double kMeasureMargin = 0.10;
+  std::vector<size_t> selected;
+  for (size_t i = 0; i < candidates.size() && candidates[i].fits &&
+                     selected.size() < options.measureTop;
        ++i) {
-    Measurement measurement;
-    if (rt::Status s = measure(module, stepName, baseOptions, candidates[i],
-                               options.measureSteps, measurement);
-        !s) {
-      llvm::errs() << "gacc tune: error: " << s.message() << "\n";
-      return 1;
-    }
-    measured[i] = measurement;
-    if (measurement.samplesPerSecond > measured[best]->samplesPerSecond)
-      best = i;
-    if (measurement.peakBytes > options.budgetBytes)
-      llvm::errs() << "gacc tune: warning: " << candidates[i].optionsText()
-                   << " measured a peak of " << mib(measurement.peakBytes)
-                   << ", over the budget its plan fit\n";
+    const TuneCandidate &c = candidates[i];
+    if (c.predictedSeconds >
+        candidates.front().predictedSeconds * (1 + kMeasureMargin))
+      break;
+    bool same = llvm::any_of(selected, [&](size_t j) {
+      const TuneCandidate &s = candidates[j];
+      return s.precision == c.precision && s.optimizer == c.optimizer &&
+             s.zeroStage == c.zeroStage &&
+             s.plan.microBatchSize == c.plan.microBatchSize &&
+             s.plan.peakBytes() == c.plan.peakBytes() &&
+             s.predictedSeconds == c.predictedSeconds;
+    });
+    if (!same)
+      selected.push_back(i);
   }
+  // Two passes, the second in reverse order, each candidate keeping its
+  // faster one: a busy moment on a shared machine only slows a run, and
+  // would otherwise decide against whichever ran during it.
+  std::vector<std::optional<Measurement>> measured(candidates.size());
+  unsigned passes = selected.size() > 1 ? 2 : 1;
+  for (unsigned pass = 0; pass < passes; ++pass) {
+    for (size_t n = 0; n < selected.size(); ++n) {
+      size_t i = selected[pass == 0 ? n : selected.size() - 1 - n];
+      Measurement measurement;
+      if (rt::Status s = measure(module, stepName, baseOptions, candidates[i],
+                                 options.measureSteps, measurement);
+          !s) {
+        llvm::errs() << "gacc tune: error: " << s.message() << "\n";
+        return 1;
+      }
+      if (measurement.peakBytes > options.budgetBytes)
+        llvm::errs() << "gacc tune: warning: " << candidates[i].optionsText()
+                     << " measured a peak of " << mib(measurement.peakBytes)
+                     << ", over the budget its plan fit\n";
+      if (!measured[i] ||
+          measurement.samplesPerSecond > measured[i]->samplesPerSecond)
+        measured[i] = measurement;
+    }
+  }
+  size_t best = 0;
+  for (size_t i : selected)
+    if (measured[i]->samplesPerSecond > measured[best]->samplesPerSecond)
+      best = i;
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
@@ -170,7 +306,7 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
                  << "\n";
     return 0;
   }
-  llvm::outs() << llvm::format("%-9s %-8s %-10s %6s %5s %12s %5s %10s %12s\n",
+  llvm::outs() << llvm::format("%-9s %-8s %-10s %6s %5s %12s %5s %11s %11s\n",
                                "precision", "remat", "optimizer", "micro",
                                "accum", "planned", "fits", "predicted",
                                "measured");
@@ -184,12 +320,13 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
                           .str()
                     : "-";
     llvm::outs() << llvm::format(
-        "%-9s %-8s %-10s %6lld %5lld %12s %5s %9.4fs %12s%s\n",
+        "%-9s %-8s %-10s %6lld %5lld %12s %5s %9.1f/s %11s%s\n",
         c.precision.c_str(), c.remat.c_str(), optimizer.c_str(),
         static_cast<long long>(c.plan.microBatchSize),
         static_cast<long long>(c.plan.accumulationSteps),
         mib(c.plan.peakBytes()).c_str(), c.fits ? "yes" : "no",
-        c.predictedSeconds, rate.c_str(), i == best ? "  <- chosen" : "");
+        c.plan.batchSize / c.predictedSeconds, rate.c_str(),
+        i == best ? "  <- chosen" : "");
   }
   llvm::outs() << "chosen: " << candidates[best].optionsText() << " (planned "
                << mib(candidates[best].plan.peakBytes());

@@ -9,10 +9,11 @@ namespace gacc {
 struct TuneOptions {
   int64_t budgetBytes = 0;
   mlir::gacc::TuneSpace space;
-  /// The best configurations by the cost model that are measured.
+  /// At most this many configurations are measured: the best by the cost
+  /// model and those it predicts within 10% of it.
   unsigned measureTop = 3;
-  /// Steps each measurement times, after one unmeasured.
-  unsigned measureSteps = 5;
+  /// Steps each of a measurement's two passes times, after one unmeasured.
+  unsigned measureSteps = 3;
   bool json = false;
   std::string output; ///< the choice, for `gacc run --config`
 };

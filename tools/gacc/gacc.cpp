@@ -408,14 +408,15 @@ static cl::opt<std::string> tuneAllow(
     cl::cat(tuneCategory));
 static cl::opt<unsigned> tuneMeasureTop(
     "measure-top",
-    cl::desc("Measure this many of the best configurations by the cost model "
-             "(default 3)"),
+    cl::desc("Measure at most this many configurations: the best by the "
+             "cost model and those it predicts within 10% of it (default 3)"),
     cl::value_desc("K"), cl::init(3), cl::sub(tuneCommand),
     cl::cat(tuneCategory));
 static cl::opt<unsigned> tuneMeasureSteps(
     "measure-steps",
-    cl::desc("Steps each measurement times (default 5)"), cl::value_desc("N"),
-    cl::init(5), cl::sub(tuneCommand), cl::cat(tuneCategory));
+    cl::desc("Steps each measurement times, twice (default 3)"),
+    cl::value_desc("N"), cl::init(3), cl::sub(tuneCommand),
+    cl::cat(tuneCategory));
 static cl::opt<bool> autoTune(
     "auto",
     cl::desc("Tune first (gacc tune with --memory-budget and --allow), then "

@@ -1,0 +1,63 @@
+//===- StepWork.h - what a training step computes and moves -----*- C++ -*-===//
+//
+// The work of one step, counted on its bufferized code (what the memory
+// plan compiles anyway): every matmul by shape and calls, and the bytes and
+// number of the other loop nests. `gacc tune` prices it with this
+// machine's kernel rates (runtime/include/gacc/runtime/KernelRates.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef GACC_COMPILER_PLAN_STEPWORK_H
+#define GACC_COMPILER_PLAN_STEPWORK_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <functional>
+
+namespace mlir::gacc {
+
+/// Matmuls of one shape: C[batch, m, n] = A[batch, m, k] · B[batch, k, n].
+struct MatmulWork {
+  /// The element type of A and B (f32, f64, f16 or bf16).
+  Type operand;
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  /// Calls per step (the trips of the loops around them).
+  int64_t calls = 0;
+
+  double flops() const { return 2.0 * batch * m * n * k; }
+  bool sameShape(const MatmulWork &other) const {
+    return operand == other.operand && batch == other.batch && m == other.m &&
+           n == other.n && k == other.k;
+  }
+};
+
+struct StepWork {
+  SmallVector<MatmulWork> matmuls;
+  /// The other loop nests (elementwise, reductions, gathers, fills, copies
+  /// and the matmuls a target replaces by a gather): how many run per step,
+  /// and the bytes of their operands, each counted once per run.
+  int64_t loopNests = 0;
+  double loopBytes = 0;
+};
+
+/// The work of `step`, a bufferized entry point (gacc_step after
+/// gacc-bufferize-pipeline). Loops with a constant trip count multiply what
+/// they hold.
+StepWork countStepWork(func::FuncOp step);
+
+/// What a machine takes for the parts of StepWork.
+struct KernelCosts {
+  /// Seconds of one call of a matmul of `work`'s shape.
+  std::function<double(const MatmulWork &work)> matmulSeconds;
+  /// Bytes per second of memory-bound loops; seconds each loop nest costs
+  /// besides its bytes.
+  double bytesPerSecond = 1e10, loopNestSeconds = 0;
+};
+
+/// The step's predicted seconds: its matmuls and loop nests priced by
+/// `costs`.
+double predictStepSeconds(const StepWork &work, const KernelCosts &costs);
+
+} // namespace mlir::gacc
+
+#endif // GACC_COMPILER_PLAN_STEPWORK_H
