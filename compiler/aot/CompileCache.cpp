@@ -22,21 +22,6 @@ using namespace mlir::gacc;
 namespace rt = ::gacc::rt;
 
 namespace {
-/// A hash of the file (executable or shared library) holding this code, or
-/// empty when it cannot be read: then nothing is cached.
-const std::string &compilerIdentity() {
-  static const std::string identity = [] {
-    Dl_info info;
-    if (!::dladdr(reinterpret_cast<void *>(&compilerIdentity), &info) ||
-        !info.dli_fname)
-      return std::string();
-    auto file = llvm::MemoryBuffer::getFile(info.dli_fname);
-    if (!file)
-      return std::string();
-    return llvm::utohexstr(llvm::xxh3_64bits((*file)->getBuffer()));
-  }();
-  return identity;
-}
 
 /// The code is generated for this CPU's instructions: a cache shared by
 /// machines (a home directory on NFS) keeps one entry per kind of CPU.
@@ -131,6 +116,21 @@ private:
   int fd;
 };
 } // namespace
+
+const std::string &CompileCache::compilerIdentity() {
+  static const std::string identity = [] {
+    Dl_info info;
+    if (!::dladdr(reinterpret_cast<void *>(&CompileCache::compilerIdentity),
+                  &info) ||
+        !info.dli_fname)
+      return std::string();
+    auto file = llvm::MemoryBuffer::getFile(info.dli_fname);
+    if (!file)
+      return std::string();
+    return llvm::utohexstr(llvm::xxh3_64bits((*file)->getBuffer()));
+  }();
+  return identity;
+}
 
 std::optional<CompileCache> CompileCache::fromEnvironment() {
   if (const char *disable = std::getenv("GACC_DISABLE_CACHE");

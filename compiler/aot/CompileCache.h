@@ -46,6 +46,10 @@ public:
 
   const std::string &getDirectory() const { return directory; }
 
+  /// A hash of the file (executable or shared library) holding the
+  /// compiler, or empty when it cannot be read (then nothing is cached).
+  static const std::string &compilerIdentity();
+
 private:
   std::string directory;
 };

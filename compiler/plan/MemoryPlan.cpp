@@ -5,10 +5,11 @@
 #include "compiler/Passes.h"
 #include "compiler/Pipelines.h"
 #include "dialects/gacc/GaccShapes.h"
-#include "passes/Passes.h"
-#include "passes/StepLayout.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Pass/PassManager.h"
+#include "passes/Passes.h"
+#include "passes/StepLayout.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 
@@ -82,16 +83,26 @@ static int64_t weightCopyBytes(func::FuncOp grad,
 
 /// What the backward of one micro-batch reads, before and after the step's
 /// rematerialization policy; sets `plan.weightCopyBytes`.
+/// With `schedule`, also a hash of the rematerialized gradient function's
+/// text: schedules with equal hashes are the same step.
 static FailureOr<RematReport> activationReport(TrainStepOp step,
                                                ModuleOp differentiated,
-                                               MemoryPlan &plan) {
+                                               MemoryPlan &plan,
+                                               size_t *schedule = nullptr) {
   auto [scratch, copied] = copyWithRemat(differentiated, step);
   func::FuncOp grad = microBatchGradient(copied);
   FailureOr<llvm::StringSet<>> kept = lowPrecisionParams(step);
   if (failed(kept))
     return failure();
   plan.weightCopyBytes = weightCopyBytes(grad, *kept);
-  return rematerialize(grad, getRematConfig(copied));
+  FailureOr<RematReport> report = rematerialize(grad, getRematConfig(copied));
+  if (succeeded(report) && schedule) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    grad.print(os);
+    *schedule = llvm::hash_value(text);
+  }
+  return report;
 }
 
 /// Elements the collectives of `gacc_step` move per step, as the runtime's
@@ -213,11 +224,11 @@ FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
     return planMemory(step);
   };
   // The seeds' advice: the largest micro-batch that fits, then accumulate.
-  int64_t batch = step.getBatchSize();
+  int64_t batch = step.getRankBatchSize();
   FailureOr<MemoryPlan> whole = planFor(batch);
   if (failed(whole) || whole->peakBytes() <= budgetBytes)
     return whole;
-  FailureOr<MemoryPlan> smallest = planFor(1);
+  FailureOr<MemoryPlan> smallest = batch == 1 ? whole : planFor(1);
   if (failed(smallest))
     return failure();
   if (smallest->peakBytes() > budgetBytes)
@@ -257,8 +268,8 @@ FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
   // As few accumulation steps as that allows, over micro-batches as even as
   // possible (16 as 6+6+4 rather than 7+7+2): the same number of steps,
   // less memory.
-  int64_t steps = llvm::divideCeil(step.getBatchSize(), low);
-  int64_t even = llvm::divideCeil(step.getBatchSize(), steps);
+  int64_t steps = llvm::divideCeil(batch, low);
+  int64_t even = llvm::divideCeil(batch, steps);
   if (even == low) {
     step.setMicroBatchSizeAttr(b.getI64IntegerAttr(low));
     return best;
@@ -338,22 +349,33 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
     candidates.push_back({RematPolicy::blocks});
   // The cheapest schedule that fits is the first that fits in order of
   // recompute cost, which the rematerialization report gives for a small
-  // part of a plan's time: plan in that order and stop there.
-  SmallVector<std::pair<double, Candidate>> priced;
+  // part of a plan's time: plan in that order and stop there. Activation
+  // budgets near each other often give the same schedule: plan each
+  // schedule once.
+  struct Priced {
+    double cost;
+    size_t schedule;
+    Candidate candidate;
+  };
+  SmallVector<Priced> priced;
   for (const Candidate &candidate : candidates) {
     configure(candidate);
     MemoryPlan scratch;
+    size_t schedule = 0;
     FailureOr<RematReport> report =
-        activationReport(step, **differentiated, scratch);
+        activationReport(step, **differentiated, scratch, &schedule);
     if (failed(report))
       return failure();
-    priced.push_back({report->recomputeCost, candidate});
+    priced.push_back({report->recomputeCost, schedule, candidate});
   }
   llvm::stable_sort(
-      priced, [](const auto &a, const auto &b) { return a.first < b.first; });
-  for (const auto &[cost, candidate] : priced) {
+      priced, [](const Priced &a, const Priced &b) { return a.cost < b.cost; });
+  llvm::DenseSet<size_t> planned;
+  for (const auto &[cost, schedule, candidate] : priced) {
     if (cost >= best->remat.recomputeCost)
       break;
+    if (!planned.insert(schedule).second)
+      continue;
     FailureOr<MemoryPlan> plan = planWith(candidate);
     if (failed(plan))
       return failure();

@@ -1,6 +1,8 @@
 //===- StepWork.cpp - what a training step computes and moves -------------===//
 
 #include "compiler/plan/StepWork.h"
+#include "compiler/target/common/Contractions.h"
+#include "compiler/target/cpu/Passes.h"
 #include "dialects/gacc/GaccDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -33,42 +35,50 @@ int64_t staticBytes(Value value) {
          llvm::divideCeil(type.getElementTypeBitWidth(), 8);
 }
 
-/// `op` as a matmul of the runtime's kernels, if it is one (a contraction
-/// of floats with static loop ranges).
+/// `op` as a call of the runtime's matmul kernels, as
+/// gacc-cpu-matmul-to-call makes it: loops (batch..., m, n, k), each batch
+/// one product. Not an embedding gradient, which the CPU makes a gather.
 std::optional<MatmulWork> asMatmul(linalg::LinalgOp op) {
-  if (op->hasAttr(GaccDialect::EmbeddingGradientAttrHelper::getNameStr()))
-    return std::nullopt; // a gather on the CPU: its bytes are what it costs
-  if (op.getNumDpsInputs() != 2 || !linalg::isaContractionOpInterface(op))
+  if (op->hasAttr(GaccDialect::EmbeddingGradientAttrHelper::getNameStr()) ||
+      !getMatmulShape(op))
     return std::nullopt;
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
   Type operand = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
-  if (failed(dims) || !isa<FloatType>(operand))
+  if (getElementTypeOrSelf(op.getDpsInputs()[1].getType()) != operand ||
+      getCpuMatmulKernel(operand,
+                         getElementTypeOrSelf(op.getDpsInits()[0].getType()))
+          .empty())
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  auto product = [&](ArrayRef<unsigned> loops) -> int64_t {
-    int64_t size = 1;
-    for (unsigned loop : loops)
-      size = ShapedType::isDynamic(ranges[loop]) ? ShapedType::kDynamic
-                                                 : size * ranges[loop];
-    return size;
-  };
-  MatmulWork work{operand,          product(dims->batch), product(dims->m),
-                  product(dims->n), product(dims->k),     1};
-  if (llvm::any_of(ArrayRef<int64_t>{work.batch, work.m, work.n, work.k},
-                   ShapedType::isDynamic))
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
     return std::nullopt;
+  size_t loops = ranges.size();
+  MatmulWork work{operand,           1, ranges[loops - 3], ranges[loops - 2],
+                  ranges[loops - 1], 1};
+  for (int64_t batch : ArrayRef(ranges).drop_back(3))
+    work.batch *= batch;
   return work;
+}
+
+/// `value` without the reshaping views over its buffer.
+Value throughReshapes(Value value) {
+  while (isa_and_present<memref::CollapseShapeOp, memref::ExpandShapeOp>(
+      value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
+  return value;
 }
 } // namespace
 
 StepWork mlir::gacc::countStepWork(func::FuncOp step) {
-  // The one-hot operands of embedding gradients: the CPU drops the loop
-  // that writes them (gacc-cpu-matmul-to-call).
+  // Embedding gradients: the CPU adds the rows of dy at their ids instead,
+  // and drops the loop that writes the one-hot operand
+  // (gacc-cpu-matmul-to-call).
+  auto isEmbeddingGradient = [](Operation *op) {
+    return op->hasAttr(GaccDialect::EmbeddingGradientAttrHelper::getNameStr());
+  };
   llvm::SmallPtrSet<Value, 4> oneHots;
   step.walk([&](linalg::LinalgOp op) {
-    if (op->hasAttr(GaccDialect::EmbeddingGradientAttrHelper::getNameStr()))
-      oneHots.insert(op.getDpsInputs()[0]);
+    if (isEmbeddingGradient(op))
+      oneHots.insert(throughReshapes(op.getDpsInputs()[0]));
   });
   StepWork work;
   step.walk([&](Operation *op) {
@@ -87,10 +97,11 @@ StepWork mlir::gacc::countStepWork(func::FuncOp step) {
         return;
       }
       if (linalgOp.getNumDpsInits() == 1 &&
-          oneHots.contains(linalgOp.getDpsInits()[0]))
+          oneHots.contains(throughReshapes(linalgOp.getDpsInits()[0])))
         return;
       for (OpOperand &operand : op->getOpOperands())
-        bytes += staticBytes(operand.get());
+        if (!isEmbeddingGradient(op) || operand.getOperandNumber() != 0)
+          bytes += staticBytes(operand.get()); // not the one-hot
     } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
       bytes = staticBytes(copy.getSource()) + staticBytes(copy.getTarget());
     } else {

@@ -37,10 +37,10 @@ configuredCopy(ModuleOp module, StringRef stepName,
   return {std::move(copy), step};
 }
 
-/// Plans `candidate` (configured by `options`) at the largest micro-batch
-/// that fits in `budget` (the fewest accumulation steps: never slower for
-/// the same work); else at the smallest, what it would need. Fails if the
-/// planner refuses the configuration. Calls the planner's fitting
+/// Plans `candidate` (`options` and its remat policy) at the largest
+/// micro-batch that fits in `budget` (the fewest accumulation steps: never
+/// slower for the same work); else at the smallest, what it would need. Fails
+/// if the planner refuses the configuration. Calls the planner's fitting
 /// functions, which return the plan they fit, rather than configuring
 /// with the budgets and planning again.
 LogicalResult planCandidate(ModuleOp module, StringRef stepName,
@@ -48,7 +48,8 @@ LogicalResult planCandidate(ModuleOp module, StringRef stepName,
                             TuneCandidate &candidate) {
   FailureOr<MemoryPlan> plan = failure();
   if (candidate.remat != "budget") {
-    auto [copy, step] = configuredCopy(module, stepName, options);
+    auto [copy, step] =
+        configuredCopy(module, stepName, options + " remat=" + candidate.remat);
     if (!step)
       return failure();
     plan = fitMicroBatch(step, budget);
@@ -60,18 +61,17 @@ LogicalResult planCandidate(ModuleOp module, StringRef stepName,
     }
   } else {
     // The budget policy fits its schedule to the budget at a given
-    // micro-batch, and its least peak grows with the micro-batch: bisect
-    // over the distinct micro-batches ceil(rows / steps), largest first.
-    std::string unbudgeted = options.substr(0, options.rfind(" remat="));
+    // micro-batch (fitRematBudget sets the policy), and its least peak
+    // grows with the micro-batch: bisect over the distinct micro-batches
+    // ceil(rows / steps), listed largest first.
     auto planAt = [&](int64_t micro) -> FailureOr<MemoryPlan> {
-      auto [copy, step] =
-          configuredCopy(module, stepName,
-                         unbudgeted + " micro-batch=" + std::to_string(micro));
+      auto [copy, step] = configuredCopy(
+          module, stepName, options + " micro-batch=" + std::to_string(micro));
       if (!step)
         return failure();
       return fitRematBudget(step, budget);
     };
-    auto [copy, step] = configuredCopy(module, stepName, unbudgeted);
+    auto [copy, step] = configuredCopy(module, stepName, options);
     if (!step)
       return failure();
     int64_t rows = step.getBatchSize() /
@@ -81,7 +81,8 @@ LogicalResult planCandidate(ModuleOp module, StringRef stepName,
       if (int64_t micro = llvm::divideCeil(rows, steps);
           micros.empty() || micros.back() != micro)
         micros.push_back(micro);
-    // The first that fits lies in (low, high]; micros[high] is planned.
+    // The largest that fits is micros[i] for some i in (low, high]; the
+    // smallest, micros[high], is planned first.
     int64_t low = -1, high = micros.size() - 1;
     plan = planAt(micros[high]);
     while (succeeded(plan) && high - low > 1) {
@@ -126,8 +127,8 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
         for (std::optional<int64_t> stage : stages) {
           all.push_back({precision, remat, optimizer, stage,
                          remat == "budget" ? budgetBytes : 0});
-          std::string text =
-              baseOptions.str() + " precision=" + precision + " remat=" + remat;
+          // The remat policy is planCandidate's to set.
+          std::string text = baseOptions.str() + " precision=" + precision;
           if (!optimizer.empty())
             text += " optimizer=" + optimizer;
           if (stage)

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 
 using namespace mlir;
@@ -27,12 +28,13 @@ namespace gacc {
 namespace {
 /// This machine's kernel costs (KernelCosts), measured when first needed
 /// and kept in the compile cache's directory, one file per CPU and thread
-/// count, so that tuning again measures nothing it measured before.
+/// count, so that tuning again measures nothing it measured before. The
+/// file names the gacc that measured it: another gacc's kernels may differ,
+/// and measure again.
 class KernelCostCache {
 public:
-  KernelCostCache() {
-    std::optional<CompileCache> cache = CompileCache::fromEnvironment();
-    if (!cache)
+  explicit KernelCostCache(const std::optional<CompileCache> &cache) {
+    if (!cache || CompileCache::compilerIdentity().empty())
       return;
     llvm::SmallString<128> file(cache->getDirectory());
     llvm::sys::path::append(file, "kernel-costs-" +
@@ -42,14 +44,16 @@ public:
     auto buffer = llvm::MemoryBuffer::getFile(path);
     if (!buffer)
       return;
-    // "<key> <seconds or bytes/s>" per line; anything else is left out and
-    // measured again.
+    // "gacc <identity>", then "<key> <seconds or bytes/s>" per line;
+    // anything else is left out and measured again.
     llvm::SmallVector<llvm::StringRef> lines;
     (*buffer)->getBuffer().split(lines, '\n', -1, false);
-    for (llvm::StringRef line : lines) {
+    if (lines.empty() || lines.front() != identityLine())
+      return;
+    for (llvm::StringRef line : llvm::drop_begin(lines)) {
       auto [key, value] = line.rsplit(' ');
       double number = 0;
-      if (!key.empty() && !value.getAsDouble(number) && number > 0)
+      if (!key.empty() && !value.getAsDouble(number) && isTime(number))
         entries[key.str()] = number;
     }
   }
@@ -60,7 +64,7 @@ public:
     if (!changed || path.empty() ||
         llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path)))
       return;
-    std::string text;
+    std::string text = identityLine() + "\n";
     for (const auto &[key, value] : entries)
       text += key + " " + llvm::formatv("{0:e}", value).str() + "\n";
     (void)rt::writeFileAtomically(path, text);
@@ -77,13 +81,22 @@ public:
   }
 
 private:
+  static std::string identityLine() {
+    return "gacc " + CompileCache::compilerIdentity();
+  }
+  static bool isTime(double value) { return std::isfinite(value) && value > 0; }
+
+  /// The cached value of `key`, else what `measure` gives (kept when it is
+  /// a positive number).
   template <typename F> double lookup(const std::string &key, F measure) {
-    auto [entry, added] = entries.try_emplace(key, 0.0);
-    if (added) {
-      entry->second = measure();
+    if (auto entry = entries.find(key); entry != entries.end())
+      return entry->second;
+    double value = measure();
+    if (isTime(value)) {
+      entries[key] = value;
       changed = true;
     }
-    return entry->second;
+    return value;
   }
 
   /// A matmul's time; one of more than 2^31 flops is timed at a shape cut
@@ -130,14 +143,13 @@ struct Measurement {
 /// that is not timed (its first touches of memory): the median step's rate.
 rt::Status measure(ModuleOp module, StringRef stepName, StringRef baseOptions,
                    const TuneCandidate &candidate, unsigned steps,
-                   Measurement &out) {
+                   const std::optional<CompileCache> &cache, Measurement &out) {
   OwningOpRef<ModuleOp> copy = module.clone();
   TrainingPipelineOptions options;
   std::string text = (baseOptions + " " + candidate.optionsText()).str();
   if (failed(options.parseFromString(text)))
     return rt::Status::error("cannot parse '" + text + "'");
   options.step = stepName.str();
-  std::optional<CompileCache> cache = CompileCache::fromEnvironment();
   FailureOr<JitStep> jit =
       jitCompileStep(*copy, options, {}, cache ? &*cache : nullptr);
   if (failed(jit))
@@ -189,7 +201,7 @@ llvm::json::Object toJson(const TuneCandidate &candidate,
       {"fits", candidate.fits},
       {"predicted_seconds", candidate.predictedSeconds},
       {"predicted_samples_per_s",
-       candidate.plan.batchSize / candidate.predictedSeconds}};
+       candidate.plan.batchSize / std::max(candidate.predictedSeconds, 1e-12)}};
   if (!candidate.optimizer.empty())
     object["optimizer"] = candidate.optimizer;
   if (candidate.zeroStage)
@@ -205,7 +217,7 @@ llvm::json::Object toJson(const TuneCandidate &candidate,
 int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
             const TuneOptions &options, std::string *chosen) {
   auto start = std::chrono::steady_clock::now();
-  KernelCostCache costCache;
+  KernelCostCache costCache(options.cache);
   std::vector<TuneCandidate> candidates =
       planTuneCandidates(module, stepName, baseOptions, options.space,
                          options.budgetBytes, costCache.costs());
@@ -221,8 +233,12 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
         least = &candidate;
     llvm::errs() << "gacc tune: error: no configuration fits in "
                  << mib(options.budgetBytes) << ": the least peak is "
-                 << mib(least->plan.peakBytes()) << " ("
-                 << least->optionsText() << ")\n";
+                 << mib(least->plan.peakBytes()) << " (" << least->optionsText()
+                 << ")";
+    if (options.space.optimizers.empty())
+      llvm::errs() << "; optimizers with less state may fit: --allow "
+                      "optimizer=adamw8bit,adafactor";
+    llvm::errs() << "\n";
     return 1;
   }
 
@@ -258,8 +274,9 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
     for (size_t n = 0; n < selected.size(); ++n) {
       size_t i = selected[pass == 0 ? n : selected.size() - 1 - n];
       Measurement measurement;
-      if (rt::Status s = measure(module, stepName, baseOptions, candidates[i],
-                                 options.measureSteps, measurement);
+      if (rt::Status s =
+              measure(module, stepName, baseOptions, candidates[i],
+                      options.measureSteps, options.cache, measurement);
           !s) {
         llvm::errs() << "gacc tune: error: " << s.message() << "\n";
         return 1;
@@ -325,7 +342,7 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
         static_cast<long long>(c.plan.microBatchSize),
         static_cast<long long>(c.plan.accumulationSteps),
         mib(c.plan.peakBytes()).c_str(), c.fits ? "yes" : "no",
-        c.plan.batchSize / c.predictedSeconds, rate.c_str(),
+        c.plan.batchSize / std::max(c.predictedSeconds, 1e-12), rate.c_str(),
         i == best ? "  <- chosen" : "");
   }
   llvm::outs() << "chosen: " << candidates[best].optionsText() << " (planned "

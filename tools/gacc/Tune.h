@@ -2,6 +2,7 @@
 #ifndef GACC_TOOLS_GACC_TUNE_H
 #define GACC_TOOLS_GACC_TUNE_H
 
+#include "compiler/aot/CompileCache.h"
 #include "compiler/plan/Tune.h"
 
 namespace gacc {
@@ -12,8 +13,12 @@ struct TuneOptions {
   /// At most this many configurations are measured: the best by the cost
   /// model and those it predicts within 10% of it.
   unsigned measureTop = 3;
-  /// Steps each of a measurement's two passes times, after one unmeasured.
+  /// Steps each measurement times, after one untimed (in each of two passes
+  /// when several configurations are measured).
   unsigned measureSteps = 3;
+  /// Where the measured configurations' compiled steps and this machine's
+  /// kernel costs are kept (none: compiled and measured every time).
+  std::optional<mlir::gacc::CompileCache> cache;
   bool json = false;
   std::string output; ///< the choice, for `gacc run --config`
 };

@@ -414,7 +414,9 @@ static cl::opt<unsigned> tuneMeasureTop(
     cl::cat(tuneCategory));
 static cl::opt<unsigned> tuneMeasureSteps(
     "measure-steps",
-    cl::desc("Steps each measurement times, twice (default 3)"),
+    cl::desc("Steps each measurement times, after one untimed; with "
+             "several configurations measured, in each of two passes "
+             "(default 3)"),
     cl::value_desc("N"), cl::init(3), cl::sub(tuneCommand),
     cl::cat(tuneCategory));
 static cl::opt<bool> autoTune(
@@ -814,6 +816,7 @@ static int tune(LoadedModel &model, std::string *chosen = nullptr) {
   options.measureSteps = std::max(1u, tuneMeasureSteps.getValue());
   options.json = planJson;
   options.output = outputPath;
+  options.cache = compileCache();
   mlir::gacc::TuneSpace &space = options.space;
   // --allow KEY=V1,V2 ... widens or narrows a dimension; a flag fixes it.
   SmallVector<StringRef> lists;

@@ -18,10 +18,7 @@ namespace mlir::gacc {
 using namespace mlir;
 using namespace mlir::gacc;
 
-namespace {
-/// The runtime's kernel for `in` operands accumulating into `out`, or an
-/// empty name when it has none.
-StringRef kernelName(Type in, Type out) {
+StringRef mlir::gacc::getCpuMatmulKernel(Type in, Type out) {
   if (in.isF32() && out.isF32())
     return "gacc_cpu_matmul_f32";
   if (in.isF64() && out.isF64())
@@ -33,6 +30,7 @@ StringRef kernelName(Type in, Type out) {
   return "";
 }
 
+namespace {
 /// `operand`, read through `map` by a contraction of `batch` batch loops, as
 /// the runtime reads it: its batch dimensions align with C's from the end
 /// (NumPy broadcasting). When it skips a loop after the first it reads, a
@@ -247,7 +245,7 @@ struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> 
         }
       }
       Type in = elementOf(lhs);
-      StringRef name = kernelName(in, elementOf(out));
+      StringRef name = getCpuMatmulKernel(in, elementOf(out));
       if (elementOf(rhs) != in || name.empty())
         continue; // the contraction stays
       auto unrankedIn = UnrankedMemRefType::get(in, 0);

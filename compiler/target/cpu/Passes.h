@@ -19,6 +19,12 @@ namespace mlir::gacc {
 /// size gacc-cpu-dispatch-parallel-calls runs its calls in.
 inline constexpr StringLiteral kParallelGrainAttrName = "gacc.parallel_grain";
 
+/// The runtime's matmul kernel (gacc_cpu_matmul_<type>) that
+/// gacc-cpu-matmul-to-call calls for a contraction of `in` operands into an
+/// `out` result, or "" when there is none and the contraction stays a loop
+/// nest.
+StringRef getCpuMatmulKernel(Type in, Type out);
+
 #define GEN_PASS_REGISTRATION
 #include "compiler/target/cpu/Passes.h.inc"
 
