@@ -269,8 +269,8 @@ def Remat : GaccPass<"gacc-remat", "ModuleOp"> {
 
     * `budget`: the segment boundaries with the least recompute whose kept
       activations fit the step's `gacc.remat_activation_budget` (alone,
-      the pass reads the policy's budget as that). An exact dynamic
-      program over the forward op chain: a non-last segment costs the
+      the pass reads the policy's budget as that). A dynamic program,
+      exact within its model, over the forward op chain: a non-last segment costs the
       estimated time of recomputing what its backward reads (and their
       ancestors in
       it), keeps the values it defines that a later segment uses, and
@@ -278,7 +278,12 @@ def Remat : GaccPass<"gacc-remat", "ModuleOp"> {
       needs Σ kept + the last segment's + max recomputed bytes. Labels
       (time, Σ kept, max recomputed) per boundary, pruned to their Pareto
       front, make the search exact within this model: O(n²) segments for
-      n forward ops, times the labels at their start. `gacc-configure-step`
+      n forward ops, times the labels at their start. Bytes count in units
+      of about 1/128 of what no remat keeps (a power of two), each
+      segment's rounded up (the model
+      overstates memory slightly, never understates it): with exact bytes
+      the fronts grew to thousands of labels at GPT-2-small width.
+      `gacc-configure-step`
       (the `remat=budget remat-budget=...` options of every entry point)
       derives the activation budget from the peak budget with the memory
       planner, keeps the cheapest schedule whose planned peak fits, and

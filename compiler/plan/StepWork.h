@@ -1,9 +1,10 @@
 //===- StepWork.h - what a training step computes and moves -----*- C++ -*-===//
 //
 // The work of one step, counted on its bufferized code (what the memory
-// plan compiles anyway): every matmul by shape and calls, and the bytes and
-// number of the other loop nests. `gacc tune` prices it with this
-// machine's kernel rates (runtime/include/gacc/runtime/KernelRates.h).
+// plan compiles anyway) as the CPU target runs it: every matmul the
+// runtime's kernels take, by shape and calls, and the bytes and number of
+// the other loop nests. `gacc tune` prices it with this machine's kernel
+// costs (runtime/include/gacc/runtime/KernelRates.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef GACC_COMPILER_PLAN_STEPWORK_H
@@ -16,7 +17,9 @@
 
 namespace mlir::gacc {
 
-/// Matmuls of one shape: C[batch, m, n] = A[batch, m, k] · B[batch, k, n].
+/// Matmuls of one shape: C[batch, m, n] = A[batch, m, k] · B[batch, k, n],
+/// the loops (batch..., m, n, k) of a contraction the CPU target calls
+/// gacc_cpu_matmul_<type> for.
 struct MatmulWork {
   /// The element type of A and B (f32, f64, f16 or bf16).
   Type operand;
@@ -33,9 +36,11 @@ struct MatmulWork {
 
 struct StepWork {
   SmallVector<MatmulWork> matmuls;
-  /// The other loop nests (elementwise, reductions, gathers, fills, copies
-  /// and the matmuls a target replaces by a gather): how many run per step,
-  /// and the bytes of their operands, each counted once per run.
+  /// The other loop nests (elementwise, reductions, gathers, fills, copies,
+  /// contractions with no kernel, and embedding gradients, which the CPU
+  /// adds by rows: their one-hot is neither written nor read): how many
+  /// run per step, and the bytes of their operands, each counted once per
+  /// run.
   int64_t loopNests = 0;
   double loopBytes = 0;
 };

@@ -64,18 +64,20 @@ LogicalResult planCandidate(ModuleOp module, StringRef stepName,
     // micro-batch (fitRematBudget sets the policy), and its least peak
     // grows with the micro-batch: bisect over the distinct micro-batches
     // ceil(rows / steps), listed largest first.
+    // (remat=none: a policy the model declares is not planned first.)
     auto planAt = [&](int64_t micro) -> FailureOr<MemoryPlan> {
       auto [copy, step] = configuredCopy(
-          module, stepName, options + " micro-batch=" + std::to_string(micro));
+          module, stepName,
+          options + " remat=none micro-batch=" + std::to_string(micro));
       if (!step)
         return failure();
       return fitRematBudget(step, budget);
     };
-    auto [copy, step] = configuredCopy(module, stepName, options);
+    auto [copy, step] =
+        configuredCopy(module, stepName, options + " remat=none");
     if (!step)
       return failure();
-    int64_t rows = step.getBatchSize() /
-                   std::max<int64_t>(step.getEffectiveZero().getRanks(), 1);
+    int64_t rows = step.getRankBatchSize();
     SmallVector<int64_t> micros;
     for (int64_t steps = 1; steps <= rows; ++steps)
       if (int64_t micro = llvm::divideCeil(rows, steps);

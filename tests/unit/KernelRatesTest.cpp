@@ -1,7 +1,6 @@
-//===- KernelRatesTest.cpp - timings of the CPU kernels for gacc tune
-//------===//
+//===- KernelRatesTest.cpp - timings of the kernels for gacc tune --------===//
 //
-// Each timing is positive and finite, and grows with the work: 8 times the
+// Each timing is positive and finite, and grows with the work: 16 times the
 // flops of a matmul take longer, in every operand type the steps use.
 //
 //===----------------------------------------------------------------------===//

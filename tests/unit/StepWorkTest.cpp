@@ -1,5 +1,4 @@
-//===- StepWorkTest.cpp - the work the tune cost model prices
-//--------------===//
+//===- StepWorkTest.cpp - the work the tune cost model prices ------------===//
 //
 // countStepWork on a planned step: its matmuls by shape and calls (the
 // accumulation loop's trips included), its other loop nests, and
@@ -49,7 +48,7 @@ mlir::gacc::StepWork plannedWork(const char *options) {
   return mlir::succeeded(plan) ? plan->work : mlir::gacc::StepWork();
 }
 
-/// "m n k x calls" for each matmul, sorted.
+/// "BxMxNxK calls" for each matmul, sorted.
 std::vector<std::string> shapes(const mlir::gacc::StepWork &work) {
   std::vector<std::string> result;
   for (const mlir::gacc::MatmulWork &matmul : work.matmuls)

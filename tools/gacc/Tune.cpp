@@ -53,7 +53,7 @@ public:
     for (llvm::StringRef line : llvm::drop_begin(lines)) {
       auto [key, value] = line.rsplit(' ');
       double number = 0;
-      if (!key.empty() && !value.getAsDouble(number) && isTime(number))
+      if (!key.empty() && !value.getAsDouble(number) && isPositive(number))
         entries[key.str()] = number;
     }
   }
@@ -84,7 +84,9 @@ private:
   static std::string identityLine() {
     return "gacc " + CompileCache::compilerIdentity();
   }
-  static bool isTime(double value) { return std::isfinite(value) && value > 0; }
+  static bool isPositive(double value) {
+    return std::isfinite(value) && value > 0;
+  }
 
   /// The cached value of `key`, else what `measure` gives (kept when it is
   /// a positive number).
@@ -92,7 +94,7 @@ private:
     if (auto entry = entries.find(key); entry != entries.end())
       return entry->second;
     double value = measure();
-    if (isTime(value)) {
+    if (isPositive(value)) {
       entries[key] = value;
       changed = true;
     }
@@ -267,12 +269,23 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   }
   // Two passes, the second in reverse order, each candidate keeping its
   // faster one: a busy moment on a shared machine only slows a run, and
-  // would otherwise decide against whichever ran during it.
+  // would otherwise decide against whichever ran during it. The second
+  // measures again those within kMeasureMargin of the first pass's best.
   std::vector<std::optional<Measurement>> measured(candidates.size());
-  unsigned passes = selected.size() > 1 ? 2 : 1;
-  for (unsigned pass = 0; pass < passes; ++pass) {
-    for (size_t n = 0; n < selected.size(); ++n) {
-      size_t i = selected[pass == 0 ? n : selected.size() - 1 - n];
+  std::vector<size_t> order = selected;
+  for (unsigned pass = 0; pass < 2; ++pass) {
+    if (pass == 1) {
+      double fastest = 0;
+      for (size_t i : order)
+        fastest = std::max(fastest, measured[i]->samplesPerSecond);
+      llvm::erase_if(order, [&](size_t i) {
+        return measured[i]->samplesPerSecond < fastest * (1 - kMeasureMargin);
+      });
+      if (order.size() < 2) // nothing left to tell apart
+        break;
+      std::reverse(order.begin(), order.end());
+    }
+    for (size_t i : order) {
       Measurement measurement;
       if (rt::Status s =
               measure(module, stepName, baseOptions, candidates[i],

@@ -82,7 +82,8 @@ double measureMatmulSeconds(DType operand, int64_t batch, int64_t m, int64_t n,
 }
 
 double measureStreamBandwidth() {
-  // Three arrays of 32 MiB, beyond any cache of this class of machine.
+  // Three arrays of 32 MiB: beyond the caches of most machines (some
+  // server CPUs' L3 holds them, and measure a higher rate).
   constexpr int64_t n = int64_t(8) << 20;
   std::vector<float> a(n, 1.0f), b(n, 2.0f), c(n);
   double seconds = fastest(

@@ -2,7 +2,8 @@
 //
 // Timings of the kernels compiled CPU steps call, for `gacc tune`'s cost
 // model (compiler/plan/StepWork.h prices a step's matmuls and loop nests
-// with them). Each takes milliseconds; the tool caches what it measured.
+// with them). A matmul shape takes tens of milliseconds to time, the
+// bandwidth a few tenths of a second; the tool caches what it measured.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GACC_RUNTIME_KERNELRATES_H
