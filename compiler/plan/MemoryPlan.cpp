@@ -5,7 +5,6 @@
 #include "compiler/Passes.h"
 #include "compiler/Pipelines.h"
 #include "dialects/gacc/GaccShapes.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
 #include "passes/StepLayout.h"
@@ -126,13 +125,7 @@ static int64_t communicatedElements(ModuleOp module) {
       elements = broadcast.getType().getNumElements();
     else
       return;
-    for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
-         loop = loop->getParentOfType<scf::ForOp>())
-      if (std::optional<APInt> trips = constantTripCount(
-              loop.getLowerBound(), loop.getUpperBound(), loop.getStep(),
-              /*isSigned=*/true, scf::computeUbMinusLb))
-        elements *= trips->getSExtValue();
-    total += elements;
+    total += elements * runsPerCall(op);
   });
   return total;
 }

@@ -13,10 +13,7 @@
 using namespace mlir;
 using namespace mlir::gacc;
 
-namespace {
-/// How many times `op` runs per call of its function: the product of the
-/// constant trip counts of the loops around it.
-int64_t runsPerCall(Operation *op) {
+int64_t mlir::gacc::runsPerCall(Operation *op) {
   int64_t runs = 1;
   for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
        loop = loop->getParentOfType<scf::ForOp>())
@@ -27,6 +24,7 @@ int64_t runsPerCall(Operation *op) {
   return runs;
 }
 
+namespace {
 int64_t staticBytes(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
   if (!type || !type.hasStaticShape())

@@ -45,6 +45,10 @@ struct StepWork {
   double loopBytes = 0;
 };
 
+/// How many times `op` runs per call of its function: the product of the
+/// constant trip counts of the scf.for loops around it.
+int64_t runsPerCall(Operation *op);
+
 /// The work of `step`, a bufferized entry point (gacc_step after
 /// gacc-bufferize-pipeline). Loops with a constant trip count multiply what
 /// they hold.
