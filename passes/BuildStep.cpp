@@ -42,9 +42,13 @@ struct Gradient {
 class ArenaUpdate final : public UpdateContext {
 public:
   ArenaUpdate(TensorMath &math, Value finite, EntryBuilder &entry,
-              ParamOp param, const llvm::StringMap<Value> &scalars)
-      : UpdateContext(math, finite, ownWeightDecay(param)), entry(entry),
+              ParamOp param, const llvm::StringMap<Value> &scalars,
+              std::optional<UpdatedShard> shard)
+      : UpdateContext(math, finite, ownWeightDecay(param), shard), entry(entry),
         param(param.getSymName()), scalars(scalars) {}
+  Value sumOverRanks(Value partial) override {
+    return entry.collectives.sumOverShards(math.b, math.loc, partial);
+  }
   Value readState(StringRef name) override {
     return entry.readState(slotName(name));
   }
@@ -292,8 +296,8 @@ Value TrainingEntry::readBack(Gradient &grad) {
 /// parameter's own, or the master weights of a 16-bit parameter), whole or
 /// this rank's shard, then written back whole.
 void TrainingEntry::updateParameters() {
-  Value rank = collectives.updatesShardsOfWholeParameters() ? entry.rankIndex()
-                                                            : Value();
+  Value rank = collectives.updatesShards() ? entry.rankIndex() : Value();
+  bool wholeParameters = collectives.updatesShardsOfWholeParameters();
   for (Gradient &grad : grads) {
     StringRef name = grad.param.getSymName();
     const Slot &paramSlot = *layout.state.find(name);
@@ -301,9 +305,13 @@ void TrainingEntry::updateParameters() {
     Value used = clip ? m.mul(g, clip) : g;
     const Slot *master = layout.state.find((kMasterPrefix + name).str());
     Value current = entry.read(entry.state, master ? *master : paramSlot);
-    if (rank && !master)
+    if (wholeParameters && !master)
       current = collectives.localShard(b, loc, current, rank);
-    ArenaUpdate context(m, finite, entry, grad.param, scalars);
+    std::optional<UpdatedShard> shard;
+    if (rank)
+      shard = UpdatedShard{grad.param.getTensorType().clone(layout.element),
+                           rank, collectives.getRanks()};
+    ArenaUpdate context(m, finite, entry, grad.param, scalars, shard);
     Value updated = layout.optimizer->buildUpdate(step.getOptimizer(), context,
                                                   current, used);
     if (master) {
@@ -312,7 +320,7 @@ void TrainingEntry::updateParameters() {
       updated = CastOp::create(
           b, loc, type.clone(paramSlot.type.getElementType()), updated);
     }
-    if (rank)
+    if (wholeParameters)
       updated = collectives.gather(
           b, loc, updated,
           grad.param.getTensorType().clone(paramSlot.type.getElementType()));

@@ -137,7 +137,9 @@ def Zero : GaccPass<"gacc-zero", "ModuleOp"> {
     Tensors are sharded flat and padded (see `Zero.h`), so the
     communication per step is 2Ψ elements in stages 0-2 (stage 2 with K
     micro-batches: (K + 1)Ψ) and at most 3Ψ per micro-batch in stage 3 for
-    Ψ (padded) parameters, plus a few scalars.
+    Ψ (padded) parameters, plus a few scalars (and for Adafactor the row and
+    column sums of each factored parameter: its moments are whole on every
+    rank).
 
     ```mlir
     // gacc-zero{stage=1 ranks=4}: 64 examples, 16 per rank

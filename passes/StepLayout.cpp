@@ -86,25 +86,20 @@ FailureOr<StepLayout> gacc::computeStepLayout(TrainStepOp step) {
              shardsGradients(zero), false);
   Attribute optimizerAttr = step.getOptimizer();
   bool shardState = shardsOptimizerState(zero);
-  if (shardState && !layout.optimizer->isElementwise(optimizerAttr))
-    return step.emitOpError("ZeRO stage ")
-           << zero.getStage() << " shards the optimizer state, but "
-           << layout.optimizer->getName()
-           << "'s update reads whole rows, columns or norms of a parameter: "
-              "use stage 0 or an elementwise optimizer";
   // The state of what this rank updates: the whole parameter, or its flat
   // shard. A shard's slot shaped as the shard is a slice of the whole
-  // parameter's; one shaped otherwise (8-bit AdamW's block maxima) is the
-  // rank's own, and the whole is the ranks' side by side.
+  // parameter's; a replicated one is whole on every rank; one shaped
+  // otherwise (8-bit AdamW's block maxima) is the rank's own, and the whole
+  // is the ranks' side by side.
   for (ParamOp param : trainable) {
     RankedTensorType weights = param.getTensorType().clone(layout.element);
     RankedTensorType updated =
         shardState ? shardType(weights, zero.getRanks()) : weights;
     for (const StateSlot &slot :
-         layout.optimizer->getStateSlots(optimizerAttr, updated)) {
+         layout.optimizer->getStateSlots(optimizerAttr, weights, updated)) {
       std::string name = (slot.name + "." + param.getSymName()).str();
       Type element = slot.type.getElementType();
-      if (!shardState)
+      if (!shardState || slot.replicated)
         layout.state.add(name, slot.type);
       else if (slot.type.getShape() == updated.getShape())
         layout.state.add(name, slot.type, weights.clone(element));

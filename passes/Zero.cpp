@@ -93,6 +93,93 @@ Value gacc::buildLocalShard(OpBuilder &b, Location loc, Value full, Value rank,
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
 }
 
+/// `size` slices of `source` along dimension 0 from `offset` (an index).
+static Value extractLeading(OpBuilder &b, Location loc, Value source,
+                            Value offset, int64_t size) {
+  auto type = cast<RankedTensorType>(source.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = size;
+  SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0));
+  offsets[0] = offset;
+  return tensor::ExtractSliceOp::create(
+      b, loc, type.clone(shape), source, offsets,
+      getAsIndexOpFoldResult(b.getContext(), shape),
+      SmallVector<OpFoldResult>(shape.size(), b.getIndexAttr(1)));
+}
+
+/// Zeros of `shape` with `source` at `offset` (an index) along dimension 0.
+static Value insertLeading(OpBuilder &b, Location loc, Value source,
+                           ArrayRef<int64_t> shape, Value offset) {
+  auto type = cast<RankedTensorType>(source.getType());
+  Value zeros = buildSplat(b, loc, type.clone(shape), 0.0);
+  SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0));
+  offsets[0] = offset;
+  return tensor::InsertSliceOp::create(
+      b, loc, source, zeros, offsets,
+      getAsIndexOpFoldResult(b.getContext(), type.getShape()),
+      SmallVector<OpFoldResult>(shape.size(), b.getIndexAttr(1)));
+}
+
+/// `shape` with dimension 0 replaced by `leading`.
+static SmallVector<int64_t> withLeading(ArrayRef<int64_t> leading,
+                                        ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> result(leading);
+  llvm::append_range(result, shape.drop_front());
+  return result;
+}
+
+GroupWindow::GroupWindow(OpBuilder &b, Location loc, Value start,
+                         int64_t maxStart, int64_t length, int64_t groupSize)
+    : maxFirst(maxStart / groupSize),
+      count(llvm::divideCeil(length + groupSize - 1, groupSize)),
+      paddedGroups(maxFirst + count), b(b), loc(loc), length(length),
+      groupSize(groupSize) {
+  Value size = arith::ConstantIndexOp::create(b, loc, groupSize);
+  first = arith::DivUIOp::create(b, loc, start, size);
+  offset = arith::SubIOp::create(b, loc, start,
+                                 arith::MulIOp::create(b, loc, first, size));
+}
+
+GroupWindow GroupWindow::ofShard(OpBuilder &b, Location loc, Value rank,
+                                 int64_t ranks, int64_t shardElements,
+                                 int64_t groupSize) {
+  Value start = arith::MulIOp::create(
+      b, loc, rank, arith::ConstantIndexOp::create(b, loc, shardElements));
+  return GroupWindow(b, loc, start, (ranks - 1) * shardElements, shardElements,
+                     groupSize);
+}
+
+Value GroupWindow::spread(Value run) const {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(run.getType()).getShape();
+  Value flat = insertLeading(b, loc, run,
+                             withLeading({count * groupSize}, shape), offset);
+  return buildReshape(b, loc, flat, withLeading({count, groupSize}, shape));
+}
+
+Value GroupWindow::collect(Value groups) const {
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(groups.getType()).getShape().drop_front();
+  Value flat =
+      buildReshape(b, loc, groups, withLeading({count * groupSize}, shape));
+  return extractLeading(b, loc, flat, offset, length);
+}
+
+Value GroupWindow::place(Value perGroup) const {
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(perGroup.getType()).getShape();
+  return insertLeading(b, loc, perGroup, withLeading({paddedGroups}, shape),
+                       first);
+}
+
+Value GroupWindow::take(Value all) const {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(all.getType()).getShape();
+  assert(shape[0] <= paddedGroups && "more groups than any window reaches");
+  SmallVector<int64_t> low(shape.size(), 0), high(shape.size(), 0);
+  high[0] = paddedGroups - shape[0];
+  Value padded = high[0] ? buildPad(b, loc, all, low, high) : all;
+  return extractLeading(b, loc, padded, first, count);
+}
+
 namespace {
 struct ZeroPass : public gacc::impl::ZeroBase<ZeroPass> {
   using ZeroBase::ZeroBase;

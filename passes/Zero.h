@@ -48,6 +48,50 @@ Value buildAllGather(OpBuilder &b, Location loc, Value shard,
 Value buildLocalShard(OpBuilder &b, Location loc, Value full, Value rank,
                       int64_t ranks);
 
+/// A run of `length` consecutive items (elements, or rows of them) of a
+/// flattened tensor, from item `start` (an index, at most `maxStart`), seen
+/// in groups of `groupSize` items (the rows of a matrix, the matrices of a
+/// batch of them): the `count` groups a run can overlap, from group
+/// `first`. An update that reads rows or columns of a parameter (Adafactor's
+/// factored moments) sees its flat shard so: the run is the shard, whose
+/// start depends on the rank.
+class GroupWindow {
+public:
+  GroupWindow(OpBuilder &b, Location loc, Value start, int64_t maxStart,
+              int64_t length, int64_t groupSize);
+  /// The groups of elements that rank `rank` (an index) of `ranks` holds in
+  /// its flat shard of `shardElements` elements.
+  static GroupWindow ofShard(OpBuilder &b, Location loc, Value rank,
+                             int64_t ranks, int64_t shardElements,
+                             int64_t groupSize);
+
+  /// [count, groupSize, ...]: `run` ([length, ...]) in its groups, zeros
+  /// elsewhere.
+  Value spread(Value run) const;
+  /// The run ([length, ...]) from its groups ([count, groupSize, ...]).
+  Value collect(Value groups) const;
+  /// [paddedGroups, ...]: `perGroup` ([count, ...]) at group `first`, zeros
+  /// elsewhere; summed over the ranks, every group's total.
+  Value place(Value perGroup) const;
+  /// [count, ...]: the run's groups of `all` ([groups, ...], no more than
+  /// paddedGroups), zeros past its end.
+  Value take(Value all) const;
+
+  /// The first group, an index, and at most which one it is.
+  Value first;
+  int64_t maxFirst;
+  int64_t count;
+  /// Groups that every window lies in.
+  int64_t paddedGroups;
+
+private:
+  OpBuilder &b;
+  Location loc;
+  /// The run's start in its first group, an index.
+  Value offset;
+  int64_t length, groupSize;
+};
+
 } // namespace mlir::gacc
 
 #endif // GACC_PASSES_ZERO_H

@@ -64,11 +64,15 @@ public:
   bool keepsLocalGradient() const {
     return shardsOptimizerState(zero) && !shardsGradients(zero);
   }
-  /// A sum over the terms of reduced gradients (squares for the norm, the
-  /// overflow probe), over every rank's shards (stages 1-3; stage 0's
-  /// reduced gradients are whole on every rank).
+  /// A sum over what every rank's shards contribute (squares of the
+  /// reduced gradients for the norm, the overflow probe, the row and column
+  /// sums of an optimizer that reads them): stages 1-3; stage 0's reduced
+  /// gradients and updates are whole on every rank.
   Value sumOverShards(OpBuilder &b, Location loc, Value sum) const;
 
+  /// Whether each rank updates its flat shard of each parameter (stages
+  /// 1-3).
+  bool updatesShards() const { return shardsOptimizerState(zero); }
   /// Whether each rank updates its shard of parameters that every rank
   /// holds whole (stages 1-2): localShard before, gather after.
   bool updatesShardsOfWholeParameters() const {

@@ -59,8 +59,8 @@ struct MeasuredMemory {
 
 /// The optimizer state each registered optimizer would keep in `step`
 /// instead of its own (`--optimizer NAME`, with the step's learning rate
-/// and weight decay), by name; those that cannot run there (Adafactor
-/// under ZeRO) are left out. The step is left as it was.
+/// and weight decay), by name; those that cannot run there are left out.
+/// The step is left as it was.
 SmallVector<std::pair<std::string, int64_t>>
 optimizerStateByChoice(TrainStepOp step);
 

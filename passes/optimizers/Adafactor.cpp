@@ -1,5 +1,6 @@
 //===- Adafactor.cpp - Adafactor, as transformers' Adafactor --------------===//
 
+#include "passes/Zero.h"
 #include "passes/optimizers/Optimizer.h"
 
 using namespace mlir;
@@ -15,13 +16,20 @@ constexpr llvm::StringLiteral kColumnAverage = "exp_avg_sq_col";
 constexpr llvm::StringLiteral kStepSize = "step_size";
 constexpr llvm::StringLiteral kDecay = "beta2t";
 
-/// Whether the second moments of a parameter are factored (rank ≥ 2).
-bool isFactored(RankedTensorType weights) { return weights.getRank() >= 2; }
+/// Whether the second moments of a parameter are factored (rank ≥ 2; one
+/// without elements has nothing to factor).
+bool isFactored(RankedTensorType weights) {
+  return weights.getRank() >= 2 && weights.getNumElements() > 0;
+}
 
-/// transformers' Adafactor._rms: the root mean square of every element.
-Value rms(TensorMath &m, Value x) {
-  int64_t n = cast<RankedTensorType>(x.getType()).getNumElements();
-  return m.div(m.sqrt(m.sumAll(m.mul(x, x))),
+/// transformers' Adafactor._rms: the root mean square of every element of
+/// the parameter `x` is of (a shard's padding is zero).
+Value rms(UpdateContext &context, Value x) {
+  TensorMath &m = context.math;
+  int64_t n = context.shard
+                  ? context.shard->whole.getNumElements()
+                  : cast<RankedTensorType>(x.getType()).getNumElements();
+  return m.div(m.sqrt(context.sumOverRanks(m.sumAll(m.mul(x, x)))),
                m.c(std::sqrt(static_cast<double>(n))));
 }
 
@@ -36,6 +44,107 @@ Value decayed(UpdateContext &context, Value old, Value value, Value decay,
   TensorMath &m = context.math;
   return context.unlessSkipped(
       m.add(m.mul(old, decay), m.mul(value, complement)), old);
+}
+
+/// The factored moments' update of a [..., n, m] parameter from the means
+/// of `squares` (grad² + eps1) over its rows and columns; returns the
+/// estimate of 1 / sqrt(v) as [..., n, 1] and [..., 1, m] factors.
+std::pair<Value, Value> updateFactoredMoments(UpdateContext &context,
+                                              RankedTensorType whole,
+                                              Value rowMean, Value columnMean,
+                                              Value decay, Value complement) {
+  TensorMath &m = context.math;
+  int64_t rank = whole.getRank();
+  Value row = decayed(context, context.readState(kRowAverage), rowMean, decay,
+                      complement);
+  Value column = decayed(context, context.readState(kColumnAverage), columnMean,
+                         decay, complement);
+  context.writeState(kRowAverage, row);
+  context.writeState(kColumnAverage, column);
+  // rsqrt(row / mean(row)) times rsqrt(column).
+  ArrayRef<int64_t> shape = whole.getShape();
+  SmallVector<int64_t> rowShape(shape), columnShape(shape);
+  rowShape.back() = 1;
+  columnShape[rank - 2] = 1;
+  Value rowFactor = m.rsqrt(m.div(row, m.mean(row, {rank - 2}, true)));
+  return {buildReshape(m.b, m.loc, rowFactor, rowShape),
+          buildReshape(m.b, m.loc, m.rsqrt(column), columnShape)};
+}
+
+/// The factored second moments' update of this rank's flat shard of a
+/// [..., n, m] parameter under ZeRO, where each row and column of the whole
+/// holds elements of several shards. Each rank sums grad² over the rows
+/// (GroupWindow) and, in each matrix, the columns that its shard overlaps;
+/// the sums over the ranks give the whole's means, as mean(grad² + eps1) =
+/// mean(grad²) + eps1 (the padding's zeros add nothing). The moments are
+/// whole on every rank; the shard's factors are read back through the same
+/// windows. Returns the update before clipping.
+Value shardedFactoredUpdate(UpdateContext &context, AdafactorAttr adafactor,
+                            Value grad, Value decay, Value complement) {
+  TensorMath &m = context.math;
+  OpBuilder &b = m.b;
+  Location loc = m.loc;
+  const UpdatedShard &shard = *context.shard;
+  ArrayRef<int64_t> shape = shard.whole.getShape();
+  int64_t n = shape[shape.size() - 2], columns = shape.back();
+  int64_t rows = shard.whole.getNumElements() / columns;
+  int64_t matrices = rows / n;
+  int64_t size = cast<RankedTensorType>(grad.getType()).getDimSize(0);
+
+  GroupWindow rowWindow =
+      GroupWindow::ofShard(b, loc, shard.rank, shard.ranks, size, columns);
+  // [count, m]: the rows of the shard's squares.
+  Value squares = rowWindow.spread(m.mul(grad, grad));
+  auto totals = [&](const GroupWindow &window, Value perGroup, int64_t groups) {
+    Value all = context.sumOverRanks(window.place(perGroup));
+    ArrayRef<int64_t> allShape =
+        cast<RankedTensorType>(all.getType()).getShape();
+    SmallVector<int64_t> sizes(allShape);
+    sizes[0] = groups;
+    return buildSlice(b, loc, all, SmallVector<int64_t>(sizes.size(), 0),
+                      sizes);
+  };
+  Value rowSums = totals(rowWindow, m.sum(squares, {1}, false), rows);
+  // Matrices of the rows the shard overlaps, when there are several.
+  std::optional<GroupWindow> matrixWindow;
+  Value columnSums;
+  if (matrices == 1) {
+    columnSums = context.sumOverRanks(m.sum(squares, {0}, false));
+  } else {
+    matrixWindow.emplace(b, loc, rowWindow.first, rowWindow.maxFirst,
+                         rowWindow.count, n);
+    columnSums =
+        totals(*matrixWindow, m.sum(matrixWindow->spread(squares), {1}, false),
+               matrices);
+  }
+  double eps1 = adafactor.getEps1().convertToDouble();
+  SmallVector<int64_t> columnShape(shape.drop_back(2));
+  columnShape.push_back(columns);
+  Value rowMean =
+      buildReshape(b, loc, m.add(m.div(rowSums, m.c(columns)), m.c(eps1)),
+                   shape.drop_back());
+  Value columnMean = buildReshape(
+      b, loc, m.add(m.div(columnSums, m.c(n)), m.c(eps1)), columnShape);
+  auto [rowFactor, columnFactor] = updateFactoredMoments(
+      context, shard.whole, rowMean, columnMean, decay, complement);
+
+  // [count, 1] and [count, m] (or [1, m]) for the shard's rows; zero past
+  // the whole's end, where the shard's padding is.
+  Value rowFactors = buildReshape(
+      b, loc, rowWindow.take(buildReshape(b, loc, rowFactor, {rows})),
+      {rowWindow.count, 1});
+  Value columnFactors;
+  if (!matrixWindow) {
+    columnFactors = buildReshape(b, loc, columnFactor, {1, columns});
+  } else {
+    Value perMatrix = matrixWindow->take(
+        buildReshape(b, loc, columnFactor, {matrices, columns}));
+    columnFactors = matrixWindow->collect(buildBroadcast(
+        b, loc,
+        buildReshape(b, loc, perMatrix, {matrixWindow->count, 1, columns}),
+        {matrixWindow->count, n, columns}));
+  }
+  return m.mul(rowWindow.collect(m.mul(rowFactors, columnFactors)), grad);
 }
 
 /// transformers.optimization.Adafactor.step, for one parameter.
@@ -54,23 +163,23 @@ class Adafactor : public OptimizerOf<AdafactorAttr> {
             {"warmup_init", adafactor.getWarmupInit() ? 1.0 : 0.0}};
   }
   SmallVector<StateSlot> stateSlots(AdafactorAttr adafactor,
-                                    RankedTensorType weights) const override {
+                                    RankedTensorType whole,
+                                    RankedTensorType updated) const override {
     SmallVector<StateSlot> slots;
     if (!adafactor.getBeta1().isZero())
-      slots.push_back({kAverage, weights});
-    if (!isFactored(weights)) {
-      slots.push_back({kSquareAverage, weights});
+      slots.push_back({kAverage, updated});
+    if (!isFactored(whole)) {
+      slots.push_back({kSquareAverage, updated});
       return slots;
     }
-    // [..., n, m] keeps [..., n] and [..., m].
-    ArrayRef<int64_t> shape = weights.getShape();
+    // [..., n, m] keeps [..., n] and [..., m], whole on every rank.
+    ArrayRef<int64_t> shape = whole.getShape();
     SmallVector<int64_t> column(shape.drop_back(2));
     column.push_back(shape.back());
-    slots.push_back({kRowAverage, weights.clone(shape.drop_back())});
-    slots.push_back({kColumnAverage, weights.clone(column)});
+    slots.push_back({kRowAverage, whole.clone(shape.drop_back()), true});
+    slots.push_back({kColumnAverage, whole.clone(column), true});
     return slots;
   }
-  bool isElementwise(Attribute) const override { return false; }
   SmallVector<StringRef> stepScalars(AdafactorAttr) const override {
     return {kStepSize, kDecay};
   }
@@ -97,47 +206,38 @@ class Adafactor : public OptimizerOf<AdafactorAttr> {
   Value update(AdafactorAttr adafactor, UpdateContext &context, Value param,
                Value grad) const override {
     TensorMath &m = context.math;
-    auto type = cast<RankedTensorType>(param.getType());
-    int64_t rank = type.getRank();
+    RankedTensorType whole = context.shard
+                                 ? context.shard->whole
+                                 : cast<RankedTensorType>(param.getType());
+    int64_t rank = whole.getRank();
     Value decay = context.scalar(kDecay);
     Value complement = m.sub(m.c(1.0), decay);
-    Value squares =
-        m.add(m.mul(grad, grad), m.c(adafactor.getEps1().convertToDouble()));
+    double eps1 = adafactor.getEps1().convertToDouble();
     Value update;
-    if (isFactored(type)) {
-      Value row =
-          decayed(context, context.readState(kRowAverage),
-                  m.mean(squares, {rank - 1}, false), decay, complement);
-      Value column =
-          decayed(context, context.readState(kColumnAverage),
-                  m.mean(squares, {rank - 2}, false), decay, complement);
-      context.writeState(kRowAverage, row);
-      context.writeState(kColumnAverage, column);
-      // rsqrt(row / mean(row)) as [..., n, 1] times rsqrt(column) as
-      // [..., 1, m]: the factored estimate of 1 / sqrt(v).
-      ArrayRef<int64_t> shape = type.getShape();
-      SmallVector<int64_t> rowShape(shape), columnShape(shape);
-      rowShape.back() = 1;
-      columnShape[rank - 2] = 1;
-      Value rowFactor = m.rsqrt(m.div(row, m.mean(row, {rank - 2}, true)));
-      Value columnFactor = m.rsqrt(column);
-      update = m.mul(m.mul(buildReshape(m.b, m.loc, rowFactor, rowShape),
-                           buildReshape(m.b, m.loc, columnFactor, columnShape)),
-                     grad);
+    if (isFactored(whole) && context.shard) {
+      update =
+          shardedFactoredUpdate(context, adafactor, grad, decay, complement);
+    } else if (isFactored(whole)) {
+      Value squares = m.add(m.mul(grad, grad), m.c(eps1));
+      auto [rowFactor, columnFactor] = updateFactoredMoments(
+          context, whole, m.mean(squares, {rank - 1}, false),
+          m.mean(squares, {rank - 2}, false), decay, complement);
+      update = m.mul(m.mul(rowFactor, columnFactor), grad);
     } else {
+      Value squares = m.add(m.mul(grad, grad), m.c(eps1));
       Value square = decayed(context, context.readState(kSquareAverage),
                              squares, decay, complement);
       context.writeState(kSquareAverage, square);
       update = m.mul(m.rsqrt(square), grad);
     }
-    Value clipped = m.div(rms(m, update),
+    Value clipped = m.div(rms(context, update),
                           m.c(adafactor.getClipThreshold().convertToDouble()));
     update = m.div(update, maximum(m, clipped, m.c(1.0)));
     Value lr = context.scalar(kStepSize);
     if (adafactor.getScaleParameter())
-      lr = m.mul(
-          maximum(m, m.c(adafactor.getEps2().convertToDouble()), rms(m, param)),
-          lr);
+      lr = m.mul(maximum(m, m.c(adafactor.getEps2().convertToDouble()),
+                         rms(context, param)),
+                 lr);
     update = m.mul(update, lr);
     if (!adafactor.getBeta1().isZero()) {
       double beta1 = adafactor.getBeta1().convertToDouble();

@@ -106,7 +106,7 @@ class AdamW : public OptimizerOf<AdamWAttr> {
   SmallVector<Hyperparameter> hyperparameters(AdamWAttr adamw) const override {
     return adamHyperparameters(adamw);
   }
-  SmallVector<StateSlot> stateSlots(AdamWAttr,
+  SmallVector<StateSlot> stateSlots(AdamWAttr, RankedTensorType,
                                     RankedTensorType weights) const override {
     return adamState(weights);
   }
@@ -133,7 +133,7 @@ class Adam : public OptimizerOf<AdamAttr> {
   SmallVector<Hyperparameter> hyperparameters(AdamAttr adam) const override {
     return adamHyperparameters(adam);
   }
-  SmallVector<StateSlot> stateSlots(AdamAttr,
+  SmallVector<StateSlot> stateSlots(AdamAttr, RankedTensorType,
                                     RankedTensorType weights) const override {
     return adamState(weights);
   }
@@ -170,6 +170,9 @@ public:
   QuantizedMoments(UpdateContext &stored, Blocks blocks)
       : UpdateContext(stored), stored(stored), blocks(blocks) {}
 
+  Value sumOverRanks(Value partial) override {
+    return stored.sumOverRanks(partial);
+  }
   Value readState(StringRef name) override {
     auto codes = stored.readState(name);
     Value absmax = stored.readState(absmaxName(name));
@@ -255,7 +258,7 @@ class AdamW8bit : public OptimizerOf<AdamW8bitAttr> {
         {"min_8bit_size", static_cast<double>(adamw.getMin_8bitSize())});
     return all;
   }
-  SmallVector<StateSlot> stateSlots(AdamW8bitAttr adamw,
+  SmallVector<StateSlot> stateSlots(AdamW8bitAttr adamw, RankedTensorType,
                                     RankedTensorType weights) const override {
     if (!isQuantized(adamw, weights))
       return adamState(weights);

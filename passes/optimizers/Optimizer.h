@@ -37,19 +37,35 @@ struct Hyperparameter {
 struct StateSlot {
   StringRef name;
   RankedTensorType type;
+  /// Under ZeRO, whether every rank keeps the same whole tensor (Adafactor's
+  /// factored moments, small and updated from sums over the ranks) rather
+  /// than a state of its own shard.
+  bool replicated = false;
 };
 
 /// The learning rate: a hyperparameter of every optimizer and the per-step
 /// scalar that the runtime provides for all (the scheduled rate).
 inline constexpr llvm::StringLiteral kLearningRate = "lr";
 
+/// Where the flat shard that a rank updates under ZeRO stages 1-3 lies in
+/// its parameter (passes/Zero.h): elements [rank·s, (rank+1)·s) of `whole`,
+/// flattened and zero-padded.
+struct UpdatedShard {
+  RankedTensorType whole;
+  /// An index.
+  Value rank;
+  int64_t ranks;
+};
+
 /// What the update of one parameter reads and writes; gacc-build-step
 /// implements it over the arenas.
 class UpdateContext {
 public:
   UpdateContext(TensorMath &math, Value finite,
-                std::optional<double> ownWeightDecay = std::nullopt)
-      : math(math), finite(finite), ownWeightDecay(ownWeightDecay) {}
+                std::optional<double> ownWeightDecay = std::nullopt,
+                std::optional<UpdatedShard> shard = std::nullopt)
+      : math(math), shard(shard), finite(finite),
+        ownWeightDecay(ownWeightDecay) {}
   virtual ~UpdateContext() = default;
 
   /// This parameter's weight decay: its own (`gacc.weight_decay`, a
@@ -65,6 +81,12 @@ public:
 
   /// Builds at the update's place, in the parameters' element type.
   TensorMath &math;
+  /// Set when the update sees this rank's flat shard of the weights, not
+  /// the whole parameter.
+  std::optional<UpdatedShard> shard;
+  /// `partial` (the same shape on every rank) summed over the ranks: for an
+  /// update that is not elementwise, the sums its shard contributes to.
+  virtual Value sumOverRanks(Value partial) = 0;
   /// This parameter's state slot `name` (one of the optimizer's
   /// getStateSlots) as the step found it.
   virtual Value readState(StringRef name) = 0;
@@ -94,15 +116,13 @@ public:
   /// (kLearningRate first).
   virtual SmallVector<Hyperparameter>
   getHyperparameters(Attribute optimizer) const = 0;
-  /// The state kept for a parameter whose f32 weights (whole, or this
-  /// rank's flat shard) have type `weights`, by torch.optim's names
-  /// ("exp_avg").
+  /// The state kept for a parameter whose f32 weights have type `whole`,
+  /// updated as `updated` (`whole`, or under ZeRO this rank's flat shard of
+  /// it), by torch.optim's names ("exp_avg"). A slot shaped as `updated`
+  /// is, under ZeRO, this rank's shard of the whole parameter's state.
   virtual SmallVector<StateSlot>
-  getStateSlots(Attribute optimizer, RankedTensorType weights) const = 0;
-  /// Whether the update is elementwise, so that ZeRO can update each rank's
-  /// flat shard of a parameter on its own; not for optimizers that read
-  /// whole rows, columns or norms of a parameter.
-  virtual bool isElementwise(Attribute optimizer) const { return true; }
+  getStateSlots(Attribute optimizer, RankedTensorType whole,
+                RankedTensorType updated) const = 0;
   /// An attribute of this optimizer with learning rate `lr` and weight decay
   /// `weightDecay`: `like`'s other hyperparameters when it is one of this
   /// optimizer's attributes, else this optimizer's defaults (those of
@@ -136,8 +156,9 @@ public:
     return hyperparameters(cast<AttrT>(optimizer));
   }
   SmallVector<StateSlot> getStateSlots(Attribute optimizer,
-                                       RankedTensorType weights) const final {
-    return stateSlots(cast<AttrT>(optimizer), weights);
+                                       RankedTensorType whole,
+                                       RankedTensorType updated) const final {
+    return stateSlots(cast<AttrT>(optimizer), whole, updated);
   }
   Attribute rebuild(MLIRContext *context, Attribute like, double lr,
                     double weightDecay,
@@ -155,7 +176,8 @@ public:
 protected:
   virtual SmallVector<Hyperparameter> hyperparameters(AttrT optimizer) const = 0;
   virtual SmallVector<StateSlot> stateSlots(AttrT optimizer,
-                                            RankedTensorType weights) const = 0;
+                                            RankedTensorType whole,
+                                            RankedTensorType updated) const = 0;
   /// rebuild's, which may also take hyperparameters from another
   /// optimizer's `like` (Adam's betas for AdamW).
   virtual AttrT

@@ -25,7 +25,7 @@ class SGD : public OptimizerOf<SGDAttr> {
             {"dampening", sgd.getDampening().convertToDouble()},
             {"weight_decay", sgd.getWeightDecay().convertToDouble()}};
   }
-  SmallVector<StateSlot> stateSlots(SGDAttr sgd,
+  SmallVector<StateSlot> stateSlots(SGDAttr sgd, RankedTensorType,
                                     RankedTensorType weights) const override {
     if (sgd.getMomentum().isZero())
       return {};

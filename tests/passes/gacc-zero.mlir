@@ -5,6 +5,7 @@
 // RUN: gacc-opt %s --gacc-zero="stage=3 ranks=2" --gacc-training-pipeline --convert-gacc-to-linalg | FileCheck %s --check-prefix=CALLS
 // RUN: sed 's/batch_size 8 /batch_size 8 micro_batch_size 2 /' %s | gacc-opt --gacc-zero="stage=2 ranks=2" --gacc-training-pipeline | FileCheck %s --check-prefix=STAGE2-MICRO
 // RUN: not gacc-opt %s --gacc-zero="stage=1 ranks=3" 2>&1 | FileCheck %s --check-prefix=UNEVEN
+// RUN: sed 's/optimizer #gacc.sgd<lr = 0.1>/optimizer #gacc.adafactor<lr = 0.1, relative_step = false>/' %s | gacc-opt --gacc-zero="stage=2 ranks=2" --gacc-training-pipeline | FileCheck %s --check-prefix=ADAFACTOR
 
 // Each rank reads half of the batch of 8; batch_size stays global.
 // ZERO: gacc.input @x : tensor<4x4xf32> features
@@ -53,6 +54,24 @@
 // CALLS: %[[OUT:.*]] = memref.alloc() : memref<12xf32>
 // CALLS: call @gacc_comm_all_gather_f32
 // CALLS: bufferization.to_tensor %[[OUT]] restrict writable
+
+// Adafactor's factored moments under ZeRO: the 6-element shard starts at
+// row rank·6/4 of the 3x4 parameter; a window of 3 rows holds it wherever it
+// starts. The window's row sums of squares are placed at that row of 4
+// (every window fits) and summed over the ranks; so are the column sums and
+// the squares of the RMS norms.
+// ADAFACTOR-LABEL: func.func @gacc_step
+// ADAFACTOR: gacc.reduce_scatter sum {{.*}} : tensor<12xf32> -> tensor<6xf32>
+// ADAFACTOR: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}] [6] [1] : tensor<6xf32> into tensor<12xf32>
+// ADAFACTOR: %[[ROWS:.*]] = gacc.reduce_sum %{{.*}} axes = [1] : tensor<3x4xf32> -> tensor<3xf32>
+// ADAFACTOR: %[[PLACED:.*]] = tensor.insert_slice %[[ROWS]] into %{{.*}}[%{{.*}}] [3] [1] : tensor<3xf32> into tensor<4xf32>
+// ADAFACTOR: gacc.all_reduce sum %[[PLACED]] ranks = 2 : tensor<4xf32>
+// ADAFACTOR: %[[COLUMNS:.*]] = gacc.reduce_sum %{{.*}} axes = [0] : tensor<3x4xf32> -> tensor<4xf32>
+// ADAFACTOR: gacc.all_reduce sum %[[COLUMNS]] ranks = 2 : tensor<4xf32>
+// ADAFACTOR: tensor.extract_slice %{{.*}}[%{{.*}}] [3] [1] : tensor<4xf32> to tensor<3xf32>
+// ADAFACTOR: tensor.extract_slice %{{.*}}[%{{.*}}] [6] [1] : tensor<12xf32> to tensor<6xf32>
+// ADAFACTOR: gacc.all_reduce sum %{{.*}} ranks = 2 : tensor<f32>
+// ADAFACTOR: gacc.all_gather {{.*}} : tensor<6xf32> -> tensor<12xf32>
 
 // UNEVEN: error: 'gacc.train_step' op batch_size (8) must divide evenly over 3 ranks
 
