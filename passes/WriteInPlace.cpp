@@ -16,11 +16,13 @@ using namespace mlir;
 using namespace mlir::gacc;
 
 namespace {
-/// One memory access of an op (or of an op nested in it).
+/// One memory access of an op (or of an op nested in it), and what its
+/// value views.
 struct Access {
   Operation *op;
   Value value;
   bool write;
+  ArenaView view;
 };
 
 /// The accesses of `root` and the ops nested in it; an op whose effects are
@@ -36,9 +38,9 @@ SmallVector<Access> accessesOf(Operation *root) {
         if (!write && !isa<MemoryEffects::Read>(effect.getEffect()))
           continue;
         if (Value value = effect.getValue())
-          accesses.push_back({op, value, write});
+          accesses.push_back({op, value, write, getArenaView(value)});
         else // Some resource: anything.
-          accesses.push_back({op, Value(), write});
+          accesses.push_back({op, Value(), write, ArenaView()});
       }
       return;
     }
@@ -47,10 +49,28 @@ SmallVector<Access> accessesOf(Operation *root) {
       return;
     for (Value operand : op->getOperands())
       if (isa<BaseMemRefType>(operand.getType()))
-        accesses.push_back({op, operand, true});
+        accesses.push_back({op, operand, true, getArenaView(operand)});
   });
   return accesses;
 }
+
+/// accessesOf each op of a block, computed once: a copy's checks walk the
+/// ops from the temporary's allocation to its last use, which for a
+/// gradient spans the rest of the backward. A rewrite forgets the ops whose
+/// operands it changes before it changes them.
+class Accesses {
+public:
+  ArrayRef<Access> of(Operation *op) {
+    auto [it, inserted] = cache.try_emplace(op);
+    if (inserted)
+      it->second = accessesOf(op);
+    return it->second;
+  }
+  void forget(Operation *op) { cache.erase(op); }
+
+private:
+  DenseMap<Operation *, SmallVector<Access>> cache;
+};
 
 /// The update `slot = f(slot, ...)`: an all-parallel generic that writes
 /// `tmp` (among its outputs: an optimizer's update writes a moment and the
@@ -108,7 +128,7 @@ Value viewSlot(Operation *before, MemRefType type, const ArenaView &slot) {
 }
 
 /// Replaces `tmp` with the slot `copy` fills from it, if nothing can tell.
-bool elide(memref::CopyOp copy) {
+bool elide(memref::CopyOp copy, Accesses &accesses) {
   memref::AllocOp alloc = reshapedAllocation(copy.getSource());
   auto slotView = copy.getTarget().getDefiningOp<memref::ViewOp>();
   std::optional<int64_t> bytes =
@@ -128,10 +148,12 @@ bool elide(memref::CopyOp copy) {
 
   // The last op of the block that uses the temporary (or an alias of it).
   Operation *lastUse = copy;
+  SmallVector<Operation *> users;
   if (failed(walkAliasUses(tmp, [&](OpOperand &use) {
         Operation *inBlock = block->findAncestorOpInBlock(*use.getOwner());
         if (!inBlock)
           return failure();
+        users.push_back(inBlock);
         if (lastUse->isBeforeInBlock(inBlock))
           lastUse = inBlock;
         return success();
@@ -141,17 +163,18 @@ bool elide(memref::CopyOp copy) {
   // slot: the slot's old bytes may only be read by the update that first
   // writes the temporary, and the temporary must keep after the copy what
   // the slot received.
-  bool tmpTouched = false;
+  bool tmpTouched = false, beforeCopy = true;
   for (Operation *op = alloc->getNextNode(); op != lastUse->getNextNode();
        op = op->getNextNode()) {
-    if (op == copy)
+    if (op == copy) {
+      beforeCopy = false;
       continue;
-    bool beforeCopy = op->isBeforeInBlock(copy);
+    }
     bool touchesTmp = false;
-    for (const Access &access : accessesOf(op)) {
+    for (const Access &access : accesses.of(op)) {
       if (!access.value)
         return false;
-      ArenaView view = getArenaView(access.value);
+      const ArenaView &view = access.view;
       if (view.mayOverlap(temporary)) {
         touchesTmp = true;
         if (!beforeCopy && access.write)
@@ -167,6 +190,10 @@ bool elide(memref::CopyOp copy) {
   }
 
   Value view = viewSlot(alloc, alloc.getType(), *slot);
+  for (Operation *user : users)
+    accesses.forget(user);
+  accesses.forget(copy);
+  accesses.forget(alloc);
   copy.erase();
   alloc.replaceAllUsesWith(view);
   alloc.erase();
@@ -196,7 +223,7 @@ bool overwrites(Operation *op, Value tmp) {
 /// the new value earlier now), that after the copy nothing writes the slot
 /// before the value's last read, and that `tmp` is only ever a direct
 /// operand of ops of the copy's block.
-bool forward(memref::CopyOp copy) {
+bool forward(memref::CopyOp copy, Accesses &accesses) {
   Value tmp = copy.getSource();
   auto alloc = tmp.getDefiningOp<memref::AllocOp>();
   auto slotView = copy.getTarget().getDefiningOp<memref::ViewOp>();
@@ -219,12 +246,12 @@ bool forward(memref::CopyOp copy) {
   };
   auto touches = [&](Operation *op) {
     Touches t;
-    for (const Access &access : accessesOf(op)) {
+    for (const Access &access : accesses.of(op)) {
       if (!access.value) {
         t.unknown = true;
         continue;
       }
-      ArenaView view = getArenaView(access.value);
+      const ArenaView &view = access.view;
       if (view.mayOverlap(temporary)) {
         t.unknown |= access.value != tmp;
         (access.write ? t.writesTmp : t.readsTmp) = true;
@@ -252,8 +279,8 @@ bool forward(memref::CopyOp copy) {
   }
   if (!writer || !overwrites(writer, tmp))
     return false;
-  for (const Access &access : accessesOf(writer))
-    if (access.value && getArenaView(access.value).mayOverlap(*slot) &&
+  for (const Access &access : accesses.of(writer))
+    if (access.value && access.view.mayOverlap(*slot) &&
         !isElementwiseUpdate(access, tmp, *slot))
       return false;
   // On from the copy to the op that overwrites `tmp` (or the block's end),
@@ -276,6 +303,12 @@ bool forward(memref::CopyOp copy) {
   }
 
   // The slot's view may come after the writer: a new one from the arena.
+  accesses.forget(writer);
+  accesses.forget(copy);
+  for (Operation *reader : readers)
+    accesses.forget(reader);
+  if (overwriter)
+    accesses.forget(overwriter);
   Value slotHere = viewSlot(writer, alloc.getType(), *slot);
   cast<linalg::GenericOp>(writer).getDpsInitOperand(0)->set(slotHere);
   for (Operation *reader : readers)
@@ -295,8 +328,9 @@ struct WriteInPlacePass
   void runOnOperation() override {
     SmallVector<memref::CopyOp> copies;
     getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    Accesses accesses;
     for (memref::CopyOp copy : copies)
-      if (elide(copy) || forward(copy))
+      if (elide(copy, accesses) || forward(copy, accesses))
         ++numElided;
   }
 };
