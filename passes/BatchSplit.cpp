@@ -338,6 +338,11 @@ static FailureOr<func::FuncOp> rebuildForBatch(func::FuncOp model,
   b.setInsertionPointToStart(entry);
 
   Splitter splitter(batch, size);
+  // At the same size the types stay, and there is no batch to split: the
+  // ops are copied as they are. (Which dimension carries a batch of one is
+  // ambiguous: [1, 256, 768] viewed as [1, 256, 12, 64] may carry it in
+  // either of its first two dimensions.)
+  bool resizes = size != batch;
   IRMapping mapping;
   for (Operation &op : model.getBody().front()) {
     if (auto load = dyn_cast<LoadOp>(op)) {
@@ -360,7 +365,8 @@ static FailureOr<func::FuncOp> rebuildForBatch(func::FuncOp model,
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       SmallVector<Value> results;
       for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-        if (i > 0 && splitter.batchLayout(value) != std::optional(BatchDim{0})) {
+        if (resizes && i > 0 &&
+            splitter.batchLayout(value) != std::optional(BatchDim{0})) {
           func.erase();
           return model.emitError("result ")
                  << i << " does not carry the batch in dimension 0, so "
@@ -376,11 +382,12 @@ static FailureOr<func::FuncOp> rebuildForBatch(func::FuncOp model,
     bool carriesBatch = llvm::any_of(op.getOperands(), [&](Value v) {
       return splitter.batchDim(v).has_value();
     });
-    if (!carriesBatch) {
+    bool isLoss = &op == lossOp && isa<CrossEntropyOp, MseLossOp>(op);
+    if (!isLoss && (!carriesBatch || !resizes)) {
       b.clone(op, mapping);
       continue;
     }
-    if (&op == lossOp && isa<CrossEntropyOp, MseLossOp>(op)) {
+    if (isLoss && (carriesBatch || !resizes)) {
       // The loss reduces over the examples: a sum over this micro-batch's,
       // or the same reduction over the resized batch.
       Operation *loss = b.clone(op, mapping);

@@ -143,3 +143,31 @@ func.func @merged() -> tensor<f32> {
   return %l : tensor<f32>
 }
 gacc.train_step @t model @merged batch_size 8 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+
+// -----
+
+// A batch of one per step (here after ZeRO gave each of 4 ranks one
+// example) is one micro-batch of the same size: the model is copied with
+// its loss summed, though which dimension of [1, 6, 8] viewed as
+// [1, 6, 2, 4] carries a batch of one is ambiguous (the first two both
+// could), which read as the second made the batched matmul below look as
+// if it mixed examples.
+// CHECK-LABEL: func.func @one_example_micro
+// CHECK: gacc.reshape {{.*}} : tensor<1x6x8xf32> -> tensor<1x6x2x4xf32>
+// CHECK: gacc.matmul {{.*}} transpose_rhs : tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32> -> tensor<1x2x6x6xf32>
+// CHECK: gacc.mse_loss sum
+gacc.input @x : tensor<1x6x8xf32> features
+gacc.input @y : tensor<1x2x6x6xf32> features
+gacc.param @w : tensor<8x8xf32> = #gacc.init<ones>
+func.func @one_example() -> tensor<f32> {
+  %x = gacc.load @x : tensor<1x6x8xf32>
+  %y = gacc.load @y : tensor<1x2x6x6xf32>
+  %w = gacc.load @w : tensor<8x8xf32>
+  %h = gacc.matmul %x, %w : tensor<1x6x8xf32>, tensor<8x8xf32> -> tensor<1x6x8xf32>
+  %r = gacc.reshape %h : tensor<1x6x8xf32> -> tensor<1x6x2x4xf32>
+  %t = gacc.transpose %r perm = [0, 2, 1, 3] : tensor<1x6x2x4xf32> -> tensor<1x2x6x4xf32>
+  %s = gacc.matmul %t, %t transpose_rhs : tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32> -> tensor<1x2x6x6xf32>
+  %l = gacc.mse_loss mean %s, %y : tensor<1x2x6x6xf32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @one_example batch_size 4 optimizer #gacc.sgd<lr = 0.1> zero #gacc.zero<stage = 1, ranks = 4>
