@@ -54,10 +54,12 @@ SmallVector<Access> accessesOf(Operation *root) {
   return accesses;
 }
 
-/// accessesOf each op of a block, computed once: a copy's checks walk the
-/// ops from the temporary's allocation to its last use, which for a
-/// gradient spans the rest of the backward. A rewrite forgets the ops whose
-/// operands it changes before it changes them.
+/// accessesOf each op the checks visit, computed once per run: a copy's
+/// checks walk the ops from the temporary's allocation to its last use,
+/// which for a gradient spans the rest of the backward. A rewrite forgets
+/// the ops whose operands it changes, and the ops around them, whose
+/// accesses include theirs, before it changes them. (What `of` returns
+/// lives until the next `of` or `forget`.)
 class Accesses {
 public:
   ArrayRef<Access> of(Operation *op) {
@@ -66,7 +68,10 @@ public:
       it->second = accessesOf(op);
     return it->second;
   }
-  void forget(Operation *op) { cache.erase(op); }
+  void forget(Operation *op) {
+    for (; op; op = op->getParentOp())
+      cache.erase(op);
+  }
 
 private:
   DenseMap<Operation *, SmallVector<Access>> cache;
@@ -153,7 +158,7 @@ bool elide(memref::CopyOp copy, Accesses &accesses) {
         Operation *inBlock = block->findAncestorOpInBlock(*use.getOwner());
         if (!inBlock)
           return failure();
-        users.push_back(inBlock);
+        users.push_back(use.getOwner());
         if (lastUse->isBeforeInBlock(inBlock))
           lastUse = inBlock;
         return success();

@@ -3,6 +3,8 @@
 #include "compiler/target/cpu/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "passes/ArenaViews.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_SPLITREDUCTIONS
@@ -15,11 +17,14 @@ namespace {
 /// The most chunks: enough for the pool's threads, few enough that their
 /// sum costs nothing.
 constexpr int64_t kMaxPartials = 64;
+/// Bytes between two partial sums: one cache line each, so that threads
+/// summing neighbouring chunks do not share one.
+constexpr int64_t kPartialBytes = 64;
 
 /// Whether `generic` sums into a rank-0 buffer over every loop: all loops
 /// reductions, its output's block argument only added to once (`out + x`),
-/// its inputs read whole in row-major order or as scalars, no
-/// linalg.index.
+/// its inputs read whole in row-major order or as scalars other than the
+/// output, no linalg.index.
 bool isFullSum(linalg::GenericOp generic) {
   if (!generic.hasPureBufferSemantics() || generic.getNumDpsInits() != 1 ||
       generic.getNumLoops() == 0 ||
@@ -30,17 +35,20 @@ bool isFullSum(linalg::GenericOp generic) {
   if (!output || output.getRank() != 0 ||
       !isa<FloatType>(output.getElementType()))
     return false;
+  Value total = generic.getDpsInitOperand(0)->get();
   for (OpOperand *input : generic.getDpsInputOperands()) {
     auto type = dyn_cast<MemRefType>(input->get().getType());
     AffineMap map = generic.getMatchingIndexingMap(input);
-    bool scalar = type && type.getRank() == 0;
+    bool scalar =
+        type && type.getRank() == 0 && !gacc::mayOverlap(input->get(), total);
     bool whole = type && map.isIdentity() &&
                  memref::isStaticShapeAndContiguousRowMajor(type);
     if (!scalar && !whole)
       return false;
   }
   Block &body = generic.getRegion().front();
-  if (!body.getOps<linalg::IndexOp>().empty())
+  if (body.walk([](linalg::IndexOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
     return false;
   BlockArgument out = generic.getRegionOutputArgs()[0];
   auto sum = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
@@ -109,18 +117,29 @@ struct SplitReductionsPass
     }
     Value total = sum.getDpsInitOperand(0)->get();
     Type element = cast<MemRefType>(total.getType()).getElementType();
-    Value partial =
-        memref::AllocaOp::create(b, loc, MemRefType::get({partials}, element));
+    // Partial p at [p, 0], a cache line from the next; on the stack of the
+    // function, not of each iteration of a loop around the sum.
+    int64_t stride = std::max<int64_t>(
+        kPartialBytes / (element.getIntOrFloatBitWidth() / 8), 1);
+    // (scf.for is an allocation scope too, but its lowering does not
+    // release what an iteration allocates.)
+    Block &scope =
+        sum->getParentOfType<FunctionOpInterface>().getFunctionBody().front();
+    OpBuilder atStart = OpBuilder::atBlockBegin(&scope);
+    Value partial = memref::AllocaOp::create(
+        atStart, loc, MemRefType::get({partials, stride}, element),
+        atStart.getI64IntegerAttr(kPartialBytes));
     Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
     linalg::FillOp::create(b, loc, zero, partial);
-    maps.push_back(AffineMap::get(2, 0, {p}, context));
+    AffineExpr first = b.getAffineConstantExpr(0);
+    maps.push_back(AffineMap::get(2, 0, {p, first}, context));
     using utils::IteratorType;
     auto partialSums = linalg::GenericOp::create(
         b, loc, TypeRange{}, inputs, ValueRange{partial}, maps,
         {IteratorType::parallel, IteratorType::reduction});
     partialSums.getRegion().takeBody(sum.getRegion());
     // The total adds the partial sums in order to what it held.
-    auto one = AffineMap::get(1, 0, {p}, context);
+    auto one = AffineMap::get(1, 0, {p, first}, context);
     linalg::GenericOp::create(
         b, loc, TypeRange{}, ValueRange{partial}, ValueRange{total},
         {one, AffineMap::get(1, 0, {}, context)}, {IteratorType::reduction},
