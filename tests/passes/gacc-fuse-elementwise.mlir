@@ -143,3 +143,75 @@ func.func @shared_into_temporary(%x: tensor<16xf32>, %slot: memref<16xf32>) -> t
   bufferization.materialize_in_destination %p in restrict writable %slot : (tensor<16xf32>, memref<16xf32>) -> ()
   return %c : tensor<16xf32>
 }
+
+// -----
+
+// A 16-bit rounding (truncf then extf, between a bf16 step's f32 matmul
+// result and its f32 consumers) read by several generics is repeated in
+// each of them instead of written and read again; it disappears.
+// CHECK-LABEL: func.func @rounding_into_every_user
+// CHECK-NOT: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xf32>) {
+// CHECK: %[[MAX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[X:.*]] : tensor<4x8xf32>)
+// CHECK: arith.truncf
+// CHECK: arith.extf
+// CHECK: arith.maximumf
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[MAX]] : tensor<4x8xf32>, tensor<4xf32>)
+// CHECK: arith.truncf
+// CHECK: arith.extf
+// CHECK: arith.subf
+// CHECK-NOT: linalg.generic
+#id3 = affine_map<(d0, d1) -> (d0, d1)>
+#row3 = affine_map<(d0, d1) -> (d0)>
+func.func @rounding_into_every_user(%x: tensor<4x8xf32>, %init: tensor<4xf32>) -> (tensor<4xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.truncf %a : f32 to bf16
+    %u = arith.extf %t : bf16 to f32
+    linalg.yield %u : f32
+  } -> tensor<4x8xf32>
+  %m = linalg.generic {indexing_maps = [#id3, #row3], iterator_types = ["parallel", "reduction"]}
+      ins(%r : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.maximumf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %d = linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel"]}
+      ins(%r, %m : tensor<4x8xf32>, tensor<4xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %t = arith.subf %a, %b : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %m, %d : tensor<4xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Read by a matmul too, the rounding stays one loop that every user reads.
+// CHECK-LABEL: func.func @rounding_into_matmul
+// CHECK: %[[R:.*]] = linalg.generic
+// CHECK: arith.truncf
+// CHECK: linalg.matmul ins(%[[R]], %{{.*}} : tensor<4x8xf32>, tensor<8x4xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[R]] : tensor<4x8xf32>)
+#id4 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @rounding_into_matmul(%x: tensor<4x8xf32>, %w: tensor<8x4xf32>, %c: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.truncf %a : f32 to bf16
+    %u = arith.extf %t : bf16 to f32
+    linalg.yield %u : f32
+  } -> tensor<4x8xf32>
+  %p = linalg.matmul ins(%r, %w : tensor<4x8xf32>, tensor<8x4xf32>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %n = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel"]}
+      ins(%r : tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.negf %a : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  return %p, %n : tensor<4x4xf32>, tensor<4x8xf32>
+}

@@ -80,18 +80,44 @@ struct FuseSharedProducer : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// Whether `producer` only converts its one input (a 16-bit rounding:
+/// truncf, or truncf then extf, as mixed precision leaves between a
+/// matmul's f32 result and its f32 consumers) and every user is a generic
+/// it can fuse into: then each consumer converts for itself, and the
+/// converted tensor, a pass over memory written and read again, is never
+/// made. (Only when all of them fuse: a producer left for one consumer
+/// would keep its input alive as well.)
+bool isConversionForEveryUser(Operation *producer) {
+  auto generic = dyn_cast<linalg::GenericOp>(producer);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumResults() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops())
+    return false;
+  for (Operation &op : generic.getRegion().front().without_terminator())
+    if (!isa<arith::TruncFOp, arith::ExtFOp>(op))
+      return false;
+  return llvm::all_of(producer->getUses(), [](OpOperand &use) {
+    auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
+    return consumer && !isa<linalg::ContractionOpInterface>(*consumer) &&
+           consumer.isDpsInput(&use) && linalg::areElementwiseOpsFusable(&use);
+  });
+}
+
 struct FuseElementwisePass
     : public gacc::impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     // As linalg-fuse-elementwise-ops: fuse producers with one use (upstream
     // recomputes a shared producer in each consumer; FuseSharedProducer
-    // handles those), but never into or out of a named contraction, which
+    // handles those, isConversionForEveryUser the 16-bit roundings, cheaper
+    // to repeat than to store), but never into or out of a named
+    // contraction, which
     // would become a generic (reshapes fold by expanding their producer's
     // or consumer's loops).
     linalg::ControlFusionFn control = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
-      return producer && producer->hasOneUse() &&
+      return producer &&
+             (producer->hasOneUse() || isConversionForEveryUser(producer)) &&
              !isa<linalg::ContractionOpInterface>(producer) &&
              !isa<linalg::ContractionOpInterface>(fused->getOwner());
     };
