@@ -95,28 +95,35 @@ Value shardedFactoredUpdate(UpdateContext &context, AdafactorAttr adafactor,
       GroupWindow::ofShard(b, loc, shard.rank, shard.ranks, size, columns);
   // [count, m]: the rows of the shard's squares.
   Value squares = rowWindow.spread(m.mul(grad, grad));
-  auto totals = [&](const GroupWindow &window, Value perGroup, int64_t groups) {
-    Value all = context.sumOverRanks(window.place(perGroup));
-    ArrayRef<int64_t> allShape =
-        cast<RankedTensorType>(all.getType()).getShape();
-    SmallVector<int64_t> sizes(allShape);
-    sizes[0] = groups;
-    return buildSlice(b, loc, all, SmallVector<int64_t>(sizes.size(), 0),
-                      sizes);
-  };
-  Value rowSums = totals(rowWindow, m.sum(squares, {1}, false), rows);
-  // Matrices of the rows the shard overlaps, when there are several.
+  // What the shard adds to each row's sum, placed among all rows, then to
+  // each column's ([m], or [matrices + window, m] placed among all
+  // matrices): one sum over the ranks for both.
+  Value rowPartials = rowWindow.place(m.sum(squares, {1}, false));
+  int64_t paddedRows = rowWindow.paddedGroups;
   std::optional<GroupWindow> matrixWindow;
-  Value columnSums;
+  Value columnPartials;
   if (matrices == 1) {
-    columnSums = context.sumOverRanks(m.sum(squares, {0}, false));
+    columnPartials = m.sum(squares, {0}, false);
   } else {
     matrixWindow.emplace(b, loc, rowWindow.first, rowWindow.maxFirst,
                          rowWindow.count, n);
-    columnSums =
-        totals(*matrixWindow, m.sum(matrixWindow->spread(squares), {1}, false),
-               matrices);
+    Value perMatrix =
+        matrixWindow->place(m.sum(matrixWindow->spread(squares), {1}, false));
+    columnPartials =
+        buildReshape(b, loc, perMatrix, {matrixWindow->paddedGroups * columns});
   }
+  int64_t columnElements =
+      cast<RankedTensorType>(columnPartials.getType()).getNumElements();
+  auto flatSums = RankedTensorType::get(
+      {paddedRows + columnElements},
+      cast<RankedTensorType>(grad.getType()).getElementType());
+  Value sums = context.sumOverRanks(ConcatOp::create(
+      b, loc, flatSums, ValueRange{rowPartials, columnPartials}, 0));
+  Value rowSums = buildSlice(b, loc, sums, {0}, {rows});
+  Value columnSums =
+      buildSlice(b, loc, sums, {paddedRows}, {matrices * columns});
+  if (matrices > 1)
+    columnSums = buildReshape(b, loc, columnSums, {matrices, columns});
   double eps1 = adafactor.getEps1().convertToDouble();
   SmallVector<int64_t> columnShape(shape.drop_back(2));
   columnShape.push_back(columns);

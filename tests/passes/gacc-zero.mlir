@@ -57,17 +57,19 @@
 
 // Adafactor's factored moments under ZeRO: the 6-element shard starts at
 // row rank·6/4 of the 3x4 parameter; a window of 3 rows holds it wherever it
-// starts. The window's row sums of squares are placed at that row of 4
-// (every window fits) and summed over the ranks; so are the column sums and
-// the squares of the RMS norms.
+// starts. The window's row sums of squares, placed at that row of 4 (every
+// window fits), and its column sums are summed over the ranks in one
+// all-reduce; so are the squares of the RMS norms.
 // ADAFACTOR-LABEL: func.func @gacc_step
 // ADAFACTOR: gacc.reduce_scatter sum {{.*}} : tensor<12xf32> -> tensor<6xf32>
 // ADAFACTOR: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}] [6] [1] : tensor<6xf32> into tensor<12xf32>
 // ADAFACTOR: %[[ROWS:.*]] = gacc.reduce_sum %{{.*}} axes = [1] : tensor<3x4xf32> -> tensor<3xf32>
 // ADAFACTOR: %[[PLACED:.*]] = tensor.insert_slice %[[ROWS]] into %{{.*}}[%{{.*}}] [3] [1] : tensor<3xf32> into tensor<4xf32>
-// ADAFACTOR: gacc.all_reduce sum %[[PLACED]] ranks = 2 : tensor<4xf32>
 // ADAFACTOR: %[[COLUMNS:.*]] = gacc.reduce_sum %{{.*}} axes = [0] : tensor<3x4xf32> -> tensor<4xf32>
-// ADAFACTOR: gacc.all_reduce sum %[[COLUMNS]] ranks = 2 : tensor<4xf32>
+// ADAFACTOR: %[[BOTH:.*]] = gacc.concat %[[PLACED]], %[[COLUMNS]] axis = 0 : tensor<4xf32>, tensor<4xf32> -> tensor<8xf32>
+// ADAFACTOR: %[[SUMS:.*]] = gacc.all_reduce sum %[[BOTH]] ranks = 2 : tensor<8xf32>
+// ADAFACTOR: gacc.slice %[[SUMS]] offsets = [0] sizes = [3]
+// ADAFACTOR: gacc.slice %[[SUMS]] offsets = [4] sizes = [4]
 // ADAFACTOR: tensor.extract_slice %{{.*}}[%{{.*}}] [3] [1] : tensor<4xf32> to tensor<3xf32>
 // ADAFACTOR: tensor.extract_slice %{{.*}}[%{{.*}}] [6] [1] : tensor<12xf32> to tensor<6xf32>
 // ADAFACTOR: gacc.all_reduce sum %{{.*}} ranks = 2 : tensor<f32>
