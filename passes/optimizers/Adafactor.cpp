@@ -96,8 +96,8 @@ Value shardedFactoredUpdate(UpdateContext &context, AdafactorAttr adafactor,
   // [count, m]: the rows of the shard's squares.
   Value squares = rowWindow.spread(m.mul(grad, grad));
   // What the shard adds to each row's sum, placed among all rows, then to
-  // each column's ([m], or [matrices + window, m] placed among all
-  // matrices): one sum over the ranks for both.
+  // each column's ([m], or [paddedGroups, m] placed among all matrices,
+  // flattened): one sum over the ranks for both.
   Value rowPartials = rowWindow.place(m.sum(squares, {1}, false));
   int64_t paddedRows = rowWindow.paddedGroups;
   std::optional<GroupWindow> matrixWindow;
@@ -116,7 +116,7 @@ Value shardedFactoredUpdate(UpdateContext &context, AdafactorAttr adafactor,
       cast<RankedTensorType>(columnPartials.getType()).getNumElements();
   auto flatSums = RankedTensorType::get(
       {paddedRows + columnElements},
-      cast<RankedTensorType>(grad.getType()).getElementType());
+      cast<RankedTensorType>(rowPartials.getType()).getElementType());
   Value sums = context.sumOverRanks(ConcatOp::create(
       b, loc, flatSums, ValueRange{rowPartials, columnPartials}, 0));
   Value rowSums = buildSlice(b, loc, sums, {0}, {rows});

@@ -215,3 +215,49 @@ func.func @rounding_into_matmul(%x: tensor<4x8xf32>, %w: tensor<8x4xf32>, %c: te
   } -> tensor<4x8xf32>
   return %p, %n : tensor<4x4xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A narrowing alone (its users would read the wider input instead) and a
+// transpose (its users would read across rows) stay single loops that
+// their users read.
+// CHECK-LABEL: func.func @narrowing_and_transpose_stay
+// CHECK: %[[N:.*]] = linalg.generic
+// CHECK: arith.truncf
+// CHECK: %[[T:.*]] = linalg.generic
+// CHECK: linalg.generic {{.*}} ins(%[[N]], %[[T]] : tensor<4x8xbf16>, tensor<4x8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[N]], %[[T]] : tensor<4x8xbf16>, tensor<4x8xf32>)
+#id5 = affine_map<(d0, d1) -> (d0, d1)>
+#tr5 = affine_map<(d0, d1) -> (d1, d0)>
+func.func @narrowing_and_transpose_stay(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xbf16>
+  %n = linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x8xbf16>
+  %e1 = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.generic {indexing_maps = [#tr5, #id5], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<8x4xf32>) outs(%e1 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4x8xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %u = linalg.generic {indexing_maps = [#id5, #id5, #id5], iterator_types = ["parallel", "parallel"]}
+      ins(%n, %t : tensor<4x8xbf16>, tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%a: bf16, %b: f32, %o: f32):
+    %w = arith.extf %a : bf16 to f32
+    %s = arith.addf %w, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e3 = tensor.empty() : tensor<4x8xf32>
+  %v = linalg.generic {indexing_maps = [#id5, #id5, #id5], iterator_types = ["parallel", "parallel"]}
+      ins(%n, %t : tensor<4x8xbf16>, tensor<4x8xf32>) outs(%e3 : tensor<4x8xf32>) {
+  ^bb0(%a: bf16, %b: f32, %o: f32):
+    %w = arith.extf %a : bf16 to f32
+    %s = arith.mulf %w, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %u, %v : tensor<4x8xf32>, tensor<4x8xf32>
+}

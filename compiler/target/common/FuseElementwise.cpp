@@ -80,26 +80,45 @@ struct FuseSharedProducer : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
-/// Whether `producer` only converts its one input (a 16-bit rounding:
-/// truncf, or truncf then extf, as mixed precision leaves between a
-/// matmul's f32 result and its f32 consumers) and every user is a generic
-/// it can fuse into: then each consumer converts for itself, and the
-/// converted tensor, a pass over memory written and read again, is never
-/// made. (Only when all of them fuse: a producer left for one consumer
-/// would keep its input alive as well.)
+/// Whether `producer` only rounds or widens its one input, elementwise and
+/// in place (a chain of truncf and extf from the input to the result, as
+/// mixed precision leaves between a matmul's f32 result and its f32
+/// consumers, the result at least as wide as the input), and every user is
+/// a generic it can fuse into: then each consumer converts for itself, and
+/// the converted tensor, written and read again, is never made. (Only when
+/// all of them fuse: a producer left for one consumer would keep its input
+/// alive as well. A narrowing alone stays: its consumers would read the
+/// wider input, and keep it alive longer.)
 bool isConversionForEveryUser(Operation *producer) {
   auto generic = dyn_cast<linalg::GenericOp>(producer);
   if (!generic || generic.getNumDpsInputs() != 1 ||
       generic.getNumResults() != 1 ||
       generic.getNumLoops() != generic.getNumParallelLoops())
     return false;
-  for (Operation &op : generic.getRegion().front().without_terminator())
-    if (!isa<arith::TruncFOp, arith::ExtFOp>(op))
+  OpOperand *input = generic.getDpsInputOperand(0);
+  OpOperand *init = generic.getDpsInitOperand(0);
+  if (generic.getMatchingIndexingMap(input) !=
+      generic.getMatchingIndexingMap(init))
+    return false;
+  Block &body = generic.getRegion().front();
+  Value value = generic.getMatchingBlockArgument(input);
+  for (Operation &op : body.without_terminator()) {
+    if (!isa<arith::TruncFOp, arith::ExtFOp>(op) || op.getOperand(0) != value)
       return false;
+    value = op.getResult(0);
+  }
+  if (value == generic.getMatchingBlockArgument(input) ||
+      body.getTerminator()->getOperand(0) != value)
+    return false;
+  auto elementWidth = [](Value v) {
+    return getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth();
+  };
+  if (elementWidth(generic.getResult(0)) < elementWidth(input->get()))
+    return false;
   return llvm::all_of(producer->getUses(), [](OpOperand &use) {
     auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
-    return consumer && !isa<linalg::ContractionOpInterface>(*consumer) &&
-           consumer.isDpsInput(&use) && linalg::areElementwiseOpsFusable(&use);
+    return consumer && consumer.isDpsInput(&use) &&
+           linalg::areElementwiseOpsFusable(&use);
   });
 }
 
@@ -111,9 +130,8 @@ struct FuseElementwisePass
     // recomputes a shared producer in each consumer; FuseSharedProducer
     // handles those, isConversionForEveryUser the 16-bit roundings, cheaper
     // to repeat than to store), but never into or out of a named
-    // contraction, which
-    // would become a generic (reshapes fold by expanding their producer's
-    // or consumer's loops).
+    // contraction, which would become a generic (reshapes fold by
+    // expanding their producer's or consumer's loops).
     linalg::ControlFusionFn control = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
       return producer &&

@@ -24,12 +24,13 @@ def FuseElementwise : GaccPass<"gacc-fuse-elementwise"> {
     longer give it to BLAS (`gacc-cpu-matmul-to-call`) or to its tiled
     kernels (`gacc-cuda-tile-matmuls`). Chains of elementwise ops
     (optimizer updates, activations and their derivatives) still become
-    single loops. A conversion with several users (`truncf` and `extf`
-    only: the 16-bit rounding mixed precision leaves between a matmul's f32
-    result and its f32 consumers) fuses into each of them when every one is
-    a generic it can fuse into: repeating the conversion costs less than
-    writing the rounded tensor and reading it back (GPT-2-small's logits:
-    0.4 GB a pass). A value also written to an arena slot fuses into its
+    single loops. A rounding or widening with several users (a chain of
+    `truncf` and `extf`, no narrower than its input, indexed alike: the
+    16-bit rounding mixed precision leaves between a matmul's f32 result
+    and its f32 consumers) fuses into each of them when every one is a
+    generic it can fuse into: repeating the conversion costs less than
+    writing the converted tensor and reading it back (GPT-2-small's logits:
+    0.4 GB a pass). Transposes and narrowings with several users stay. A value also written to an arena slot fuses into its
     consumer when that consumer's values all go to slots (an optimizer's
     new moment and the weight it updates).
 
