@@ -382,18 +382,18 @@ static FailureOr<func::FuncOp> rebuildForBatch(func::FuncOp model,
     bool carriesBatch = llvm::any_of(op.getOperands(), [&](Value v) {
       return splitter.batchDim(v).has_value();
     });
-    bool isLoss = &op == lossOp && isa<CrossEntropyOp, MseLossOp>(op);
-    if (!isLoss && (!carriesBatch || !resizes)) {
-      b.clone(op, mapping);
-      continue;
-    }
-    if (isLoss && (carriesBatch || !resizes)) {
+    if (&op == lossOp && isa<CrossEntropyOp, MseLossOp>(op) &&
+        (carriesBatch || !resizes)) {
       // The loss reduces over the examples: a sum over this micro-batch's,
       // or the same reduction over the resized batch.
       Operation *loss = b.clone(op, mapping);
       if (mode == Rebuild::MicroBatch)
         loss->setAttr("reduction", LossReductionAttr::get(
                                        b.getContext(), LossReduction::sum));
+      continue;
+    }
+    if (!carriesBatch || !resizes) {
+      b.clone(op, mapping);
       continue;
     }
     FailureOr<BatchDim> layout = splitter.resultBatchDim(&op);

@@ -80,19 +80,6 @@ Value gacc::buildAllGather(OpBuilder &b, Location loc, Value shard,
   return full.getRank() == 1 ? flat : buildReshape(b, loc, flat, full.getShape());
 }
 
-Value gacc::buildLocalShard(OpBuilder &b, Location loc, Value full, Value rank,
-                            int64_t ranks) {
-  auto type = cast<RankedTensorType>(full.getType());
-  RankedTensorType shard = shardType(type, ranks);
-  Value flat = buildPaddedFlat(b, loc, full, ranks);
-  Value offset = arith::MulIOp::create(
-      b, loc, rank, arith::ConstantIndexOp::create(b, loc, shard.getDimSize(0)));
-  return tensor::ExtractSliceOp::create(
-      b, loc, shard, flat, ArrayRef<OpFoldResult>{offset},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(shard.getDimSize(0))},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-}
-
 /// `size` slices of `source` along dimension 0 from `offset` (an index).
 static Value extractLeading(OpBuilder &b, Location loc, Value source,
                             Value offset, int64_t size) {
@@ -105,6 +92,22 @@ static Value extractLeading(OpBuilder &b, Location loc, Value source,
       b, loc, type.clone(shape), source, offsets,
       getAsIndexOpFoldResult(b.getContext(), shape),
       SmallVector<OpFoldResult>(shape.size(), b.getIndexAttr(1)));
+}
+
+/// Where rank `rank`'s shard of `shardElements` starts in the flat tensor
+/// (an index).
+static Value shardStart(OpBuilder &b, Location loc, Value rank,
+                        int64_t shardElements) {
+  return arith::MulIOp::create(
+      b, loc, rank, arith::ConstantIndexOp::create(b, loc, shardElements));
+}
+
+Value gacc::buildLocalShard(OpBuilder &b, Location loc, Value full, Value rank,
+                            int64_t ranks) {
+  auto type = cast<RankedTensorType>(full.getType());
+  int64_t size = shardSize(type.getNumElements(), ranks);
+  Value flat = buildPaddedFlat(b, loc, full, ranks);
+  return extractLeading(b, loc, flat, shardStart(b, loc, rank, size), size);
 }
 
 /// Zeros of `shape` with `source` at `offset` (an index) along dimension 0.
@@ -143,10 +146,8 @@ GroupWindow::GroupWindow(OpBuilder &b, Location loc, Value start,
 GroupWindow GroupWindow::ofShard(OpBuilder &b, Location loc, Value rank,
                                  int64_t ranks, int64_t shardElements,
                                  int64_t groupSize) {
-  Value start = arith::MulIOp::create(
-      b, loc, rank, arith::ConstantIndexOp::create(b, loc, shardElements));
-  return GroupWindow(b, loc, start, (ranks - 1) * shardElements, shardElements,
-                     groupSize);
+  return GroupWindow(b, loc, shardStart(b, loc, rank, shardElements),
+                     (ranks - 1) * shardElements, shardElements, groupSize);
 }
 
 Value GroupWindow::spread(Value run) const {

@@ -224,18 +224,19 @@ class Adafactor : public OptimizerOf<AdafactorAttr> {
     if (isFactored(whole) && context.shard) {
       update =
           shardedFactoredUpdate(context, adafactor, grad, decay, complement);
-    } else if (isFactored(whole)) {
-      Value squares = m.add(m.mul(grad, grad), m.c(eps1));
-      auto [rowFactor, columnFactor] = updateFactoredMoments(
-          context, whole, m.mean(squares, {rank - 1}, false),
-          m.mean(squares, {rank - 2}, false), decay, complement);
-      update = m.mul(m.mul(rowFactor, columnFactor), grad);
     } else {
       Value squares = m.add(m.mul(grad, grad), m.c(eps1));
-      Value square = decayed(context, context.readState(kSquareAverage),
-                             squares, decay, complement);
-      context.writeState(kSquareAverage, square);
-      update = m.mul(m.rsqrt(square), grad);
+      if (isFactored(whole)) {
+        auto [rowFactor, columnFactor] = updateFactoredMoments(
+            context, whole, m.mean(squares, {rank - 1}, false),
+            m.mean(squares, {rank - 2}, false), decay, complement);
+        update = m.mul(m.mul(rowFactor, columnFactor), grad);
+      } else {
+        Value square = decayed(context, context.readState(kSquareAverage),
+                               squares, decay, complement);
+        context.writeState(kSquareAverage, square);
+        update = m.mul(m.rsqrt(square), grad);
+      }
     }
     Value clipped = m.div(rms(context, update),
                           m.c(adafactor.getClipThreshold().convertToDouble()));

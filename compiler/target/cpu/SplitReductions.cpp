@@ -121,8 +121,6 @@ struct SplitReductionsPass
     // function, not of each iteration of a loop around the sum.
     int64_t stride = std::max<int64_t>(
         kPartialBytes / (element.getIntOrFloatBitWidth() / 8), 1);
-    // (scf.for is an allocation scope too, but its lowering does not
-    // release what an iteration allocates.)
     Block &scope =
         sum->getParentOfType<FunctionOpInterface>().getFunctionBody().front();
     OpBuilder atStart = OpBuilder::atBlockBegin(&scope);
