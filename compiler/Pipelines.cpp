@@ -120,7 +120,8 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
   case StepTarget::Cpu:
     pm.addPass(createMatmulToCall());
     pm.addNestedPass<func::FuncOp>(createCopiesToLinalg());
-    pm.addNestedPass<func::FuncOp>(createSplitReductions());
+    pm.addNestedPass<func::FuncOp>(createSplitReductions(
+        SplitReductionsOptions{.parallelism = 64, .partialBytes = 64}));
     pm.addPass(createOutlineLoopNests());
     // Chunks of the nests for the runtime's threads
     // (gacc-cpu-dispatch-parallel-calls, after the conversion to LLVM).

@@ -88,19 +88,23 @@ func.func @filled(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %arena: memre
 
 // bf16 operands into f32 go to the tensor cores: 4 warps (32x4 threads),
 // each accumulating 2x4 m16n8 tiles (4 floats a lane each) in private
-// memory; per 16 elements of K, 8 mma.sync m16n8k16 on fragments read from
-// the 16-bit shared tiles, two elements packed into each i32 register.
+// memory; per 32 elements of K, 16 mma.sync m16n8k16 on fragments read
+// from the 16-bit shared tiles, which hold rows of K (A's rows, B's
+// columns, 32 elements and 8 of padding), two consecutive elements of a
+// row packed into each i32 register.
 // CHECK-LABEL: func.func @bf16
 // CHECK-DAG: %[[WARPS:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[LANES:.*]] = arith.constant 32 : index
 // CHECK: gpu.launch blocks({{[^)]*}}) in ({{[^)]*}}) threads({{[^)]*}}) in (%{{[^ ]*}} = %[[LANES]], %{{[^ ]*}} = %[[WARPS]], %{{[^ ]*}} = %{{[^)]*}})
-// CHECK-SAME: workgroup(%[[A:.*]] : memref<16x64xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<16x64xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[A:.*]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<64x40xbf16, #gpu.address_space<workgroup>>)
 // CHECK-SAME: private(%{{.*}} : memref<2x4x4xf32, #gpu.address_space<private>>)
 // CHECK: gpu.barrier
-// CHECK: memref.load %[[A]]
+// CHECK: memref.load %[[A]][%[[ROW:.*]], %{{.*}}]
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: memref.load %[[A]][%[[ROW]], %{{.*}}]
 // CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xbf16>
 // CHECK: llvm.bitcast %{{.*}} : vector<2xbf16> to i32
-// CHECK-COUNT-8: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-COUNT-16: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: gpu.barrier
 func.func @bf16(%a: memref<8x8xbf16>, %b: memref<8x8xbf16>, %c: memref<8x8xf32>) {

@@ -123,55 +123,6 @@ def OutlineLoopNests : GaccPass<"gacc-cpu-outline-loop-nests", "ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
-def SplitReductions : GaccPass<"gacc-cpu-split-reductions"> {
-  let consumes = "bufferized linalg on static shapes";
-  let produces = "full sums over at least `min-elements` elements as a parallel loop of partial sums and their sum";
-  let summary = "Sum a whole tensor as partial sums that run in parallel";
-  let description = [{
-    A linalg.generic that sums every element of its inputs into a rank-0
-    buffer (the gradient norm's sum of squares of each parameter, a loss's
-    sum) has no parallel loop, so it runs on one thread: resnet18's norm
-    over its 11 M parameters took 4-5% of its step. With at least
-    `min-elements` elements it becomes P partial sums of P equal chunks of
-    the elements in row-major order (P the largest divisor of the count up
-    to 64, a function of the shape alone: results do not depend on the
-    thread count) into a stack buffer, a parallel loop over P that
-    `gacc-cpu-split-parallel-nests` then gives to the runtime's threads,
-    and their sum, in order, into the original output. The body is the
-    original's; inputs are read whole (identity maps on contiguous buffers)
-    or as scalars. The sum's rounding changes (from one running sum to 64),
-    as PyTorch's and BLAS's parallel reductions do.
-
-    ```mlir
-    linalg.generic {iterator_types = ["reduction", "reduction"]}
-        ins(%w : memref<512x4608xf32>) outs(%s : memref<f32>) {
-    ^bb0(%in: f32, %out: f32):
-      %sq = arith.mulf %in, %in : f32
-      %0 = arith.addf %sq, %out : f32
-      linalg.yield %0 : f32
-    }
-    // becomes
-    %flat = memref.collapse_shape %w [[0, 1]] : memref<512x4608xf32> into memref<2359296xf32>
-    %chunks = memref.expand_shape %flat [[0, 1]] output_shape [64, 36864] : ...
-    %partial = memref.alloca() : memref<64xf32>
-    linalg.fill ins(%zero : f32) outs(%partial : memref<64xf32>)
-    linalg.generic {iterator_types = ["parallel", "reduction"]}
-        ins(%chunks : memref<64x36864xf32>) outs(%partial : memref<64xf32>) { the same body }
-    linalg.generic {iterator_types = ["reduction"]}
-        ins(%partial : memref<64xf32>) outs(%s : memref<f32>) { %out + %in }
-    ```
-  }];
-  let options = [
-    Option<"minElements", "min-elements", "int64_t", "65536",
-           "The fewest elements of a sum that is split">,
-  ];
-  let statistics = [
-    Statistic<"numSplit", "num-split", "Full sums split into partial sums">,
-  ];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::memref::MemRefDialect"];
-}
-
 def SplitParallelNests : GaccPass<"gacc-cpu-split-parallel-nests", "ModuleOp"> {
   let consumes = "outlined loop nests (`gacc-cpu-outline-loop-nests`) with static shapes";
   let produces = "nests that compute a range [lo, hi) of one parallel loop, marked `gacc.parallel_grain`";

@@ -50,6 +50,9 @@ std::string gacc::findCudaFile(StringRef relative) {
 
 void gacc::buildCudaKernelMappingPipeline(OpPassManager &pm) {
   OpPassManager &func = pm.nest<func::FuncOp>();
+  // Enough partial sums for every multiprocessor to hold several blocks.
+  func.addPass(
+      createSplitReductions(SplitReductionsOptions{.parallelism = 2048}));
   func.addPass(createTileMatmuls());
   func.addPass(createBlockReductions());
   func.addPass(createCopiesToLinalg());

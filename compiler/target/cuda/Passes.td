@@ -29,15 +29,20 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
     fill's kernel is gone.
 
     Matmuls of f16 or bf16 operands into f32 go to the tensor cores
-    instead: the same 64x64 tiles of C and shared tiles of A and B, but 4
-    warps per block (32x4 threads), each warp computing a 32x32 piece as
-    2x4 `nvvm.mma.sync` m16n8k16 tiles (row-major A, column-major B: the
-    k-major shared tiles give both), its accumulators in private memory
-    (registers: 4 floats per lane and tile). Each lane reads its fragments
-    from the shared tiles where PTX's layouts for m16n8k16 place them
-    (g = lane / 4, t = lane % 4, e = 0 or 1: A's register r holds
+    instead: the same 64x64 tiles of C, but 4 warps per block (32x4
+    threads), each warp computing a 32x32 piece as 2x4 `nvvm.mma.sync`
+    m16n8k16 tiles (row-major A, column-major B), its accumulators in
+    private memory (registers: 4 floats per lane and tile), and 32 elements
+    of K at a time, two mma steps per shared tile. Each lane reads its
+    fragments from the shared tiles where PTX's layouts for m16n8k16 place
+    them (g = lane / 4, t = lane % 4, e = 0 or 1: A's register r holds
     A[g + 8(r % 2)][2t + 8(r / 2) + e], B's B[2t + 8r + e][g], D's element
-    i is D[g + 8(i / 2)][2t + i % 2]), two 16-bit elements per register.
+    i is D[g + 8(i / 2)][2t + i % 2]). Its shared tiles hold rows of K (A's
+    rows, B's columns: `64x40`, 32 elements and 8 of padding), so that the
+    two elements of a register are adjacent (one 32-bit load) and the 32
+    lanes of a fragment read 32 different banks (the k-major tiles of the
+    SGEMM kernel cost GPT-2-small's bf16 matmuls two 16-bit loads per
+    register, four lanes to a bank).
 
     ```mlir
     linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
@@ -184,7 +189,7 @@ def HostMemoryToKernels : GaccPass<"gacc-cuda-host-memory-to-kernels", "::mlir::
 }
 
 def DeviceAllocations : GaccPass<"gacc-cuda-device-allocations", "::mlir::func::FuncOp"> {
-  let consumes = "host `memref.alloc`/`dealloc`";
+  let consumes = "host `memref.alloc`/`dealloc`, `memref.alloca` at the function's start";
   let produces = "`gpu.alloc`/`gpu.dealloc` on device memory";
   let summary = "The host's allocations as device memory";
   let description = [{
@@ -192,7 +197,10 @@ def DeviceAllocations : GaccPass<"gacc-cuda-device-allocations", "::mlir::func::
     scratch values of `gacc-cuda-host-memory-to-kernels`, what the memory
     plan leaves to the heap) by `gpu.alloc` and `gpu.dealloc`, which
     `gpu-to-llvm` turns into the runtime's `mgpuMemAlloc` and `mgpuMemFree`:
-    the kernels that use them run on the device.
+    the kernels that use them run on the device. A `memref.alloca` at the
+    function's start (`gacc-split-reductions`' partial sums) becomes a
+    `gpu.alloc` there and a `gpu.dealloc` before each return; one anywhere
+    else is an error.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

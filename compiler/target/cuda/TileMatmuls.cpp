@@ -1,11 +1,13 @@
-//===- TileMatmuls.cpp - shared-memory tiled matmul kernels -----------------===//
+//===- TileMatmuls.cpp - shared-memory tiled matmul kernels
+//-----------------===//
 //
 // Both kernels compute a 64x64 tile of C per block, A and B passing through
-// workgroup memory 16 columns of K at a time (each element loaded once per
+// workgroup memory a slice of K at a time (each element loaded once per
 // block instead of once per thread). The classic SGEMM kernel: 16x16
 // threads, each a 4x4 piece of the tile in private memory (registers once
-// LLVM unrolls the constant loops). The tensor-core kernel, for f16/bf16
-// operands: 4 warps, each a 32x32 piece as 2x4 mma.sync m16n8k16 tiles.
+// LLVM unrolls the constant loops), 16 of K at a time. The tensor-core
+// kernel, for f16/bf16 operands: 4 warps, each a 32x32 piece as 2x4
+// mma.sync m16n8k16 tiles, 32 of K at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,15 +29,21 @@ namespace mlir::gacc {
 using namespace mlir;
 
 namespace {
-constexpr int64_t kTile = 64;  // C tile per block: kTile x kTile
-constexpr int64_t kDepth = 16; // K elements per shared tile
+constexpr int64_t kTile = 64; // C tile per block: kTile x kTile
 // The SGEMM kernel: 16x16 threads, each a 4x4 piece of the tile.
 constexpr int64_t kThreads = 16;
 constexpr int64_t kPerThread = kTile / kThreads;
+constexpr int64_t kSgemmDepth = 16; // K elements per shared tile
 // The tensor-core kernel: 2x2 warps, each a 32x32 piece of 2x4 m16n8 tiles.
 constexpr int64_t kWarps = 4;
 constexpr int64_t kWarpTile = 32;
-constexpr int64_t kMmaM = 16, kMmaN = 8; // and K = kDepth
+constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
+constexpr int64_t kMmaDepth = 2 * kMmaK; // K elements per shared tile
+// Its shared tiles hold rows of K (A's rows, B's columns), padded so that
+// the 32 lanes reading a fragment (8 rows, 4 pairs of K each) hit 32
+// different banks: a row is 20 words, and 20 g mod 32 for g < 8 are 8
+// distinct multiples of 4.
+constexpr int64_t kMmaRowPad = 8;
 
 /// Whether `op` (a matmul, see getMatmulShape) can become a tiled kernel:
 /// buffers of static shapes.
@@ -64,9 +72,13 @@ bool fitsTensorCores(linalg::LinalgOp op) {
 /// the accumulation into C.
 class MatmulKernel : public gacc::KernelIndexBuilder {
 public:
-  MatmulKernel(linalg::LinalgOp op, gacc::MatmulShape shape, Value initial)
-      : KernelIndexBuilder(op.getLoc(), op), shape(shape),
-        lhs(op.getDpsInputs()[0]), rhs(op.getDpsInputs()[1]),
+  /// `depthStep` elements of K pass through the shared tiles at a time:
+  /// k-major ([depthStep][kTile], `kMajor`) or in rows of K
+  /// ([kTile][depthStep + kMmaRowPad]).
+  MatmulKernel(linalg::LinalgOp op, gacc::MatmulShape shape, Value initial,
+               int64_t depthStep, bool kMajor)
+      : KernelIndexBuilder(op.getLoc(), op), shape(shape), depthStep(depthStep),
+        kMajor(kMajor), lhs(op.getDpsInputs()[0]), rhs(op.getDpsInputs()[1]),
         out(op.getDpsInits()[0]), initial(initial),
         maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()) {
     batchLoops = ranges.size() - 3;
@@ -95,13 +107,13 @@ public:
         context, gpu::GPUDialect::getWorkgroupAddressSpace());
     auto privateSpace = gpu::AddressSpaceAttr::get(
         context, gpu::GPUDialect::getPrivateAddressSpace());
-    // Shared tiles are k-major: [kDepth][kTile].
+    SmallVector<int64_t> tileShape =
+        kMajor ? SmallVector<int64_t>{depthStep, kTile}
+               : SmallVector<int64_t>{kTile, depthStep + kMmaRowPad};
     lhsTile = launch.addWorkgroupAttribution(
-        MemRefType::get({kDepth, kTile}, lhsType, nullptr, workgroup),
-        b.getLoc());
+        MemRefType::get(tileShape, lhsType, nullptr, workgroup), b.getLoc());
     rhsTile = launch.addWorkgroupAttribution(
-        MemRefType::get({kDepth, kTile}, rhsType, nullptr, workgroup),
-        b.getLoc());
+        MemRefType::get(tileShape, rhsType, nullptr, workgroup), b.getLoc());
     acc = launch.addPrivateAttribution(
         MemRefType::get(accShape, accType, nullptr, privateSpace), b.getLoc());
     b.setInsertionPointToStart(&launch.getBody().front());
@@ -125,23 +137,23 @@ public:
     return launch;
   }
 
-  /// Fills the shared tiles with A's and B's kTile x kDepth pieces at `k0`:
-  /// `threads` threads (`linear` this one) load 2 x kTile x kDepth / threads
-  /// elements each, consecutive threads reading consecutive addresses;
-  /// elements past the matrix edges are zeros.
+  /// Fills the shared tiles with A's and B's kTile x depthStep pieces at
+  /// `k0`: `threads` threads (`linear` this one) load 2 x kTile x depthStep
+  /// / threads elements each, consecutive threads reading consecutive
+  /// addresses; elements past the matrix edges are zeros.
   void loadTiles(Value k0, Value linear, int64_t threads) {
-    loop(0, kTile * kDepth, threads, [&](Value start) {
+    loop(0, kTile * depthStep, threads, [&](Value start) {
       Value e = add(start, linear);
       // A is [m][k] (k contiguous) or transposed, [k][m].
-      Value mm = shape.transposeLhs ? rem(e, kTile) : div(e, kDepth);
-      Value kk = shape.transposeLhs ? div(e, kTile) : rem(e, kDepth);
+      Value mm = shape.transposeLhs ? rem(e, kTile) : div(e, depthStep);
+      Value kk = shape.transposeLhs ? div(e, kTile) : rem(e, depthStep);
       Value m = add(rowBase, mm), k = add(k0, kk);
       loadTile(lhs, lhsType, maps[0], m, m, k,
                arith::AndIOp::create(b, less(m, rows), less(k, depth)), lhsTile,
                kk, mm);
       // B is [k][n] (n contiguous) or transposed, [n][k].
-      Value nn = shape.transposeRhs ? div(e, kDepth) : rem(e, kTile);
-      kk = shape.transposeRhs ? rem(e, kDepth) : div(e, kTile);
+      Value nn = shape.transposeRhs ? div(e, depthStep) : rem(e, kTile);
+      kk = shape.transposeRhs ? rem(e, depthStep) : div(e, kTile);
       Value n = add(colBase, nn);
       k = add(k0, kk);
       loadTile(rhs, rhsType, maps[1], n, n, k,
@@ -171,6 +183,8 @@ public:
   }
 
   gacc::MatmulShape shape;
+  int64_t depthStep;
+  bool kMajor;
   Value lhs, rhs, out;
   /// C's value before the matmul, when a fill set all of it; else null.
   Value initial;
@@ -190,9 +204,11 @@ private:
     return gacc::applyMap(b, map, loopIndex);
   }
 
+  /// Stores `source`'s element at (m, n, k) (zero where `inBounds` is
+  /// false) at position (kk, mn) of a tile: [kk][mn] if k-major, else
+  /// [mn][kk].
   void loadTile(Value source, Type type, AffineMap map, Value m, Value n,
-                Value k, Value inBounds, Value tile, Value tileRow,
-                Value tileCol) {
+                Value k, Value inBounds, Value tile, Value kk, Value mn) {
     auto branch = scf::IfOp::create(
         b, inBounds,
         [&](OpBuilder &nested, Location loc) {
@@ -206,7 +222,7 @@ private:
           scf::YieldOp::create(nested, loc, z);
         });
     memref::StoreOp::create(b, branch.getResult(0), tile,
-                            ValueRange{tileRow, tileCol});
+                            kMajor ? ValueRange{kk, mn} : ValueRange{mn, kk});
   }
 
   SmallVector<Value> loopIndex;
@@ -215,7 +231,7 @@ private:
 /// The SGEMM kernel for `op` (loops (batch..., m, n, k)), before it.
 void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                      Value initial) {
-  MatmulKernel kernel(op, shape, initial);
+  MatmulKernel kernel(op, shape, initial, kSgemmDepth, /*kMajor=*/true);
   ImplicitLocOpBuilder &b = kernel.b;
   Type accType = kernel.accType;
   gpu::LaunchOp launch =
@@ -229,10 +245,10 @@ void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
   };
   // The 4x4 loops are unrolled here, as the accumulator's initialization
   // is, so that it stays in registers.
-  kernel.loop(0, kernel.depth, kDepth, [&](Value k0) {
+  kernel.loop(0, kernel.depth, kSgemmDepth, [&](Value k0) {
     kernel.loadTiles(k0, linear, kThreads * kThreads);
     gpu::BarrierOp::create(b);
-    kernel.loop(0, kDepth, 1, [&](Value kk) {
+    kernel.loop(0, kSgemmDepth, 1, [&](Value kk) {
       SmallVector<Value> a, bv;
       for (int64_t i = 0; i < kPerThread; ++i) {
         a.push_back(widen(memref::LoadOp::create(
@@ -272,7 +288,7 @@ void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
 /// element i of C is C[g + 8 (i / 2)][2t + i % 2].
 void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                           Value initial) {
-  MatmulKernel kernel(op, shape, initial);
+  MatmulKernel kernel(op, shape, initial, kMmaDepth, /*kMajor=*/false);
   ImplicitLocOpBuilder &b = kernel.b;
   constexpr int64_t mTiles = kWarpTile / kMmaM, nTiles = kWarpTile / kMmaN;
   gpu::LaunchOp launch = kernel.launch(32, kWarps, {mTiles, nTiles, 4});
@@ -288,12 +304,13 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
   Type f32 = b.getF32Type();
   Type elementType = kernel.lhsType;
   bool bf16 = elementType.isBF16();
-  // Two consecutive k of a shared tile (k-major) as one mma register: a
-  // vector<2xf16>, or an i32 for bf16 (NVVM's operand types).
+  // Two consecutive k (k even) of a row of a shared tile as one mma
+  // register: a vector<2xf16>, or an i32 for bf16 (NVVM's operand types).
+  // LLVM's load-store vectorizer makes the two loads one of 32 bits.
   auto pair = [&](Value tile, Value k, Value row) -> Value {
-    Value low = memref::LoadOp::create(b, tile, ValueRange{k, row});
+    Value low = memref::LoadOp::create(b, tile, ValueRange{row, k});
     Value high =
-        memref::LoadOp::create(b, tile, ValueRange{kernel.add(k, 1), row});
+        memref::LoadOp::create(b, tile, ValueRange{row, kernel.add(k, 1)});
     Value packed = vector::FromElementsOp::create(
         b, VectorType::get({2}, elementType), ValueRange{low, high});
     return bf16 ? LLVM::BitcastOp::create(b, b.getI32Type(), packed).getResult()
@@ -303,38 +320,39 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
   auto result =
       LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
   NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-  kernel.loop(0, kernel.depth, kDepth, [&](Value k0) {
+  kernel.loop(0, kernel.depth, kMmaDepth, [&](Value k0) {
     kernel.loadTiles(k0, linear, 32 * kWarps);
     gpu::BarrierOp::create(b);
     // Each mma loads its fragments (LLVM merges the loads the mmas of a
     // row or column share): the CPU emulation of an mma holds barriers,
     // across which only private memory carries values.
-    for (int64_t mi = 0; mi < mTiles; ++mi)
-      for (int64_t ni = 0; ni < nTiles; ++ni) {
-        Value row = kernel.add(kernel.add(warpRow, g), mi * kMmaM);
-        Value aFragment[] = {
-            pair(kernel.lhsTile, twoT, row),
-            pair(kernel.lhsTile, twoT, kernel.add(row, 8)),
-            pair(kernel.lhsTile, kernel.add(twoT, 8), row),
-            pair(kernel.lhsTile, kernel.add(twoT, 8), kernel.add(row, 8))};
-        Value col = kernel.add(kernel.add(warpCol, g), ni * kMmaN);
-        Value bFragment[] = {pair(kernel.rhsTile, twoT, col),
-                             pair(kernel.rhsTile, kernel.add(twoT, 8), col)};
-        SmallVector<Value> c;
-        for (int64_t i = 0; i < 4; ++i)
-          c.push_back(memref::LoadOp::create(
-              b, acc, ValueRange{index(mi), index(ni), index(i)}));
-        auto mma = NVVM::MmaOp::create(
-            b, result, aFragment, bFragment, c, {kMmaM, kMmaN, kDepth},
-            std::nullopt, std::nullopt,
-            std::array<NVVM::MMATypes, 2>{type, type},
-            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                           NVVM::MMALayout::col});
-        for (int64_t i = 0; i < 4; ++i)
-          memref::StoreOp::create(b, LLVM::ExtractValueOp::create(b, mma, i),
-                                  acc,
-                                  ValueRange{index(mi), index(ni), index(i)});
-      }
+    for (int64_t k16 = 0; k16 < kMmaDepth; k16 += kMmaK)
+      for (int64_t mi = 0; mi < mTiles; ++mi)
+        for (int64_t ni = 0; ni < nTiles; ++ni) {
+          Value kLow = kernel.add(twoT, k16), kHigh = kernel.add(twoT, k16 + 8);
+          Value row = kernel.add(kernel.add(warpRow, g), mi * kMmaM);
+          Value aFragment[] = {pair(kernel.lhsTile, kLow, row),
+                               pair(kernel.lhsTile, kLow, kernel.add(row, 8)),
+                               pair(kernel.lhsTile, kHigh, row),
+                               pair(kernel.lhsTile, kHigh, kernel.add(row, 8))};
+          Value col = kernel.add(kernel.add(warpCol, g), ni * kMmaN);
+          Value bFragment[] = {pair(kernel.rhsTile, kLow, col),
+                               pair(kernel.rhsTile, kHigh, col)};
+          SmallVector<Value> c;
+          for (int64_t i = 0; i < 4; ++i)
+            c.push_back(memref::LoadOp::create(
+                b, acc, ValueRange{index(mi), index(ni), index(i)}));
+          auto mma = NVVM::MmaOp::create(
+              b, result, aFragment, bFragment, c, {kMmaM, kMmaN, kMmaK},
+              std::nullopt, std::nullopt,
+              std::array<NVVM::MMATypes, 2>{type, type},
+              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                             NVVM::MMALayout::col});
+          for (int64_t i = 0; i < 4; ++i)
+            memref::StoreOp::create(b, LLVM::ExtractValueOp::create(b, mma, i),
+                                    acc,
+                                    ValueRange{index(mi), index(ni), index(i)});
+        }
     gpu::BarrierOp::create(b);
   });
   // C += this warp's piece.

@@ -2,10 +2,15 @@
 
 #include "gacc/runtime/Cuda.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <map>
 #include <mutex>
+#include <string>
+#include <vector>
 
 namespace gacc::rt {
 namespace {
@@ -129,6 +134,69 @@ void orDie(const Status &status) {
     std::abort();
   }
 }
+
+/// GACC_CUDA_PROFILE=1: every launch waits for its kernel, and the time
+/// each kernel took (from its launch to its end, so a few microseconds of
+/// launch latency included) is summed per kernel and printed to stderr at
+/// exit, longest first. For finding where a step's time goes where no
+/// profiler is installed; it serializes the launches, so the step is slower.
+class KernelProfile {
+public:
+  static KernelProfile *get() {
+    static KernelProfile *profile = [] {
+      const char *flag = std::getenv("GACC_CUDA_PROFILE");
+      return flag && *flag && std::string(flag) != "0" ? new KernelProfile
+                                                       : nullptr;
+    }();
+    return profile;
+  }
+
+  void name(void *function, const char *name) {
+    std::lock_guard<std::mutex> lock(mutex);
+    names[function] = name;
+  }
+
+  void add(void *function, const std::string &shape, double seconds) {
+    std::lock_guard<std::mutex> lock(mutex);
+    Entry &entry = entries[{function, shape}];
+    ++entry.launches;
+    entry.seconds += seconds;
+  }
+
+private:
+  struct Entry {
+    int64_t launches = 0;
+    double seconds = 0;
+  };
+
+  KernelProfile() {
+    std::atexit([] { get()->print(); });
+  }
+
+  void print() {
+    std::vector<std::pair<std::pair<void *, std::string>, Entry>> rows(
+        entries.begin(), entries.end());
+    std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+      return a.second.seconds > b.second.seconds;
+    });
+    double total = 0;
+    for (const auto &row : rows)
+      total += row.second.seconds;
+    std::fprintf(stderr, "gacc: CUDA kernel profile: %.3f s in %zu kernels\n",
+                 total, rows.size());
+    std::fprintf(stderr, "%10s %6s %6s  %-32s %s\n", "ms", "%", "calls",
+                 "kernel", "grid x block");
+    for (const auto &[key, entry] : rows)
+      std::fprintf(stderr, "%10.3f %6.2f %6lld  %-32s %s\n",
+                   entry.seconds * 1e3, 100 * entry.seconds / total,
+                   static_cast<long long>(entry.launches),
+                   names[key.first].c_str(), key.second.c_str());
+  }
+
+  std::mutex mutex;
+  std::map<void *, std::string> names;
+  std::map<std::pair<void *, std::string>, Entry> entries;
+};
 
 /// Device 0's primary context, current on this thread (mgpu* callers).
 void makeCurrent() {
@@ -267,6 +335,8 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   Handle function = nullptr;
   orDie(check(d, d.moduleGetFunction(&function, module, name),
               "cuModuleGetFunction"));
+  if (KernelProfile *profile = KernelProfile::get())
+    profile->name(function, name);
   return function;
 }
 
@@ -277,10 +347,25 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
                                  void **params, void **extra, size_t) {
   makeCurrent();
   const Driver &d = driverOrDie();
+  KernelProfile *profile = KernelProfile::get();
+  if (profile)
+    orDie(check(d, d.streamSynchronize(stream), "cuStreamSynchronize"));
+  auto start = std::chrono::steady_clock::now();
   orDie(check(d,
               d.launchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                              blockZ, smem, stream, params, extra),
               "cuLaunchKernel"));
+  if (!profile)
+    return;
+  orDie(check(d, d.streamSynchronize(stream), "cuStreamSynchronize"));
+  std::string shape = std::to_string(gridX) + "x" + std::to_string(gridY) +
+                      "x" + std::to_string(gridZ) + " " +
+                      std::to_string(blockX) + "x" + std::to_string(blockY) +
+                      "x" + std::to_string(blockZ);
+  profile->add(
+      function, shape,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
 }
 
 extern "C" void *mgpuStreamCreate() {

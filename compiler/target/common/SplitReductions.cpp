@@ -1,0 +1,239 @@
+//===- SplitReductions.cpp - long sums with few outputs as partial sums ---===//
+
+#include "compiler/target/common/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "passes/ArenaViews.h"
+
+namespace mlir::gacc {
+#define GEN_PASS_DEF_SPLITREDUCTIONS
+#include "compiler/target/common/Passes.h.inc"
+} // namespace mlir::gacc
+
+using namespace mlir;
+using utils::IteratorType;
+
+namespace {
+/// Whether `generic` adds into its one output (`out + x`, the output's
+/// block argument used once), over static loops of which at least one is a
+/// reduction, without linalg.index and without reading its output through
+/// an input.
+bool isSplittableSum(linalg::GenericOp generic) {
+  if (!generic.hasPureBufferSemantics() || generic.getNumDpsInits() != 1 ||
+      generic.getNumReductionLoops() == 0 ||
+      ShapedType::isDynamicShape(generic.getStaticLoopRanges()))
+    return false;
+  Value out = generic.getDpsInitOperand(0)->get();
+  auto output = dyn_cast<MemRefType>(out.getType());
+  if (!output || !isa<FloatType>(output.getElementType()))
+    return false;
+  for (Value input : generic.getDpsInputs())
+    if (!isa<MemRefType>(input.getType()) || gacc::mayOverlap(input, out))
+      return false;
+  Block &body = generic.getRegion().front();
+  if (body.walk([](linalg::IndexOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
+    return false;
+  BlockArgument acc = generic.getRegionOutputArgs()[0];
+  auto sum = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+  return sum && acc.hasOneUse() && (sum.getLhs() == acc || sum.getRhs() == acc);
+}
+
+/// Whether every use of loop `dim` in `maps` is a whole result (`d_dim`,
+/// not `d_dim + d_j`), so that the operands can be reshaped to split it.
+bool isSplittableLoop(ArrayRef<AffineMap> maps, unsigned dim) {
+  for (AffineMap map : maps)
+    for (AffineExpr result : map.getResults())
+      if (result.isFunctionOfDim(dim) && !isa<AffineDimExpr>(result))
+        return false;
+  return true;
+}
+
+/// The largest divisor of `range` up to `limit` (1 when there is none).
+int64_t largestDivisor(int64_t range, int64_t limit) {
+  for (int64_t d = std::min(range, limit); d > 1; --d)
+    if (range % d == 0)
+      return d;
+  return 1;
+}
+
+struct SplitReductionsPass
+    : public gacc::impl::SplitReductionsBase<SplitReductionsPass> {
+  using SplitReductionsBase::SplitReductionsBase;
+
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> sums;
+    getOperation()->walk([&](linalg::GenericOp generic) {
+      if (isSplittableSum(generic))
+        sums.push_back(generic);
+    });
+    for (linalg::GenericOp sum : sums)
+      split(sum);
+  }
+
+  void split(linalg::GenericOp sum) {
+    SmallVector<int64_t> ranges = sum.getStaticLoopRanges();
+    SmallVector<IteratorType> iterators = sum.getIteratorTypesArray();
+    int64_t elements = 1, outputs = 1;
+    for (auto [range, iterator] : llvm::zip(ranges, iterators)) {
+      elements *= range;
+      if (iterator == IteratorType::parallel)
+        outputs *= range;
+    }
+    if (elements < minElements || outputs >= parallelism)
+      return;
+    // The outer reduction loops become parallel loops over partial sums:
+    // whole while they are short, then the next one split in two (reshaping
+    // the operands it indexes) by its largest divisor that gives no more
+    // than the partial sums wanted.
+    int64_t wanted = llvm::divideCeil(parallelism, outputs), partials = 1;
+    SmallVector<unsigned> whole;
+    std::optional<std::pair<unsigned, int64_t>> splitLoop;
+    SmallVector<AffineMap> maps = sum.getIndexingMapsArray();
+    for (unsigned dim = 0; dim < ranges.size() && partials < wanted; ++dim) {
+      if (iterators[dim] != IteratorType::reduction)
+        continue;
+      if (ranges[dim] <= wanted / partials) {
+        whole.push_back(dim);
+        partials *= ranges[dim];
+        continue;
+      }
+      int64_t outer = largestDivisor(ranges[dim], wanted / partials);
+      if (outer > 1 && isSplittableLoop(maps, dim)) {
+        splitLoop = {dim, outer};
+        partials *= outer;
+      }
+      break;
+    }
+    if (partials == 1)
+      return;
+
+    Location loc = sum.getLoc();
+    OpBuilder b(sum);
+    MLIRContext *context = b.getContext();
+    // With a split loop `s`, loop s becomes (s, s + 1) of ranges (outer,
+    // range / outer): every later loop moves up by one.
+    unsigned loops = ranges.size() + (splitLoop ? 1 : 0);
+    auto newDim = [&](unsigned dim) {
+      return splitLoop && dim > splitLoop->first ? dim + 1 : dim;
+    };
+    SmallVector<AffineExpr> replacements;
+    for (unsigned dim = 0; dim < ranges.size(); ++dim)
+      replacements.push_back(b.getAffineDimExpr(newDim(dim)));
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> inputMaps;
+    for (OpOperand *operand : sum.getDpsInputOperands()) {
+      AffineMap map = sum.getMatchingIndexingMap(operand);
+      Value input = operand->get();
+      SmallVector<AffineExpr> results;
+      if (!splitLoop) {
+        inputs.push_back(input);
+        inputMaps.push_back(
+            map.replaceDimsAndSymbols(replacements, {}, loops, 0));
+        continue;
+      }
+      // Each result that is the split loop becomes two dimensions.
+      auto [split, outer] = *splitLoop;
+      auto type = cast<MemRefType>(input.getType());
+      SmallVector<ReassociationIndices> groups;
+      SmallVector<int64_t> shape;
+      for (auto [i, result] : llvm::enumerate(map.getResults())) {
+        groups.emplace_back();
+        groups.back().push_back(shape.size());
+        if (result == b.getAffineDimExpr(split)) {
+          shape.push_back(outer);
+          groups.back().push_back(shape.size());
+          shape.push_back(type.getDimSize(i) / outer);
+          results.push_back(b.getAffineDimExpr(split));
+          results.push_back(b.getAffineDimExpr(split + 1));
+          continue;
+        }
+        shape.push_back(type.getDimSize(i));
+        results.push_back(result.replaceDims(replacements));
+      }
+      if (shape.size() != static_cast<size_t>(type.getRank()))
+        input = memref::ExpandShapeOp::create(b, loc, shape, input, groups);
+      inputs.push_back(input);
+      inputMaps.push_back(AffineMap::get(loops, 0, results, context));
+    }
+
+    // The partial sums: the output's shape, then one dimension per loop
+    // made parallel (with padding after the last, a line per sum).
+    Value total = sum.getDpsInitOperand(0)->get();
+    auto totalType = cast<MemRefType>(total.getType());
+    Type element = totalType.getElementType();
+    SmallVector<int64_t> partialShape(totalType.getShape());
+    SmallVector<AffineExpr> partialResults;
+    for (AffineExpr result : sum.getIndexingMapsArray().back().getResults())
+      partialResults.push_back(result.replaceDims(replacements));
+    // The loops after the split: the split loop's outer part is parallel
+    // (the partial sums), its inner part a reduction. The loops made
+    // parallel all precede or are the split loop, so keep their numbers.
+    SmallVector<int64_t> partialRanges(ranges);
+    SmallVector<IteratorType> partialIterators(iterators);
+    SmallVector<unsigned> parallelDims(whole);
+    if (splitLoop) {
+      auto [split, outer] = *splitLoop;
+      partialRanges[split] = outer;
+      partialRanges.insert(partialRanges.begin() + split + 1,
+                           ranges[split] / outer);
+      partialIterators.insert(partialIterators.begin() + split + 1,
+                              IteratorType::reduction);
+      parallelDims.push_back(split);
+    }
+    for (unsigned dim : parallelDims) {
+      partialIterators[dim] = IteratorType::parallel;
+      partialShape.push_back(partialRanges[dim]);
+      partialResults.push_back(b.getAffineDimExpr(dim));
+    }
+    int64_t padding = std::max<int64_t>(
+        partialBytes / (element.getIntOrFloatBitWidth() / 8), 1);
+    if (padding > 1) {
+      partialShape.push_back(padding);
+      partialResults.push_back(b.getAffineConstantExpr(0));
+    }
+    // On the stack of the function (outside the memory plan, as small as
+    // the partial sums are few), not of each iteration of a loop around the
+    // sum (the micro-batches).
+    auto func = sum->getParentOfType<func::FuncOp>();
+    OpBuilder atStart = OpBuilder::atBlockBegin(&func.getBody().front());
+    Value partial = memref::AllocaOp::create(
+        atStart, loc, MemRefType::get(partialShape, element),
+        atStart.getI64IntegerAttr(std::max<int64_t>(partialBytes, 16)));
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+    linalg::FillOp::create(b, loc, zero, partial);
+    inputMaps.push_back(AffineMap::get(loops, 0, partialResults, context));
+    auto partialSums = linalg::GenericOp::create(b, loc, TypeRange{}, inputs,
+                                                 ValueRange{partial}, inputMaps,
+                                                 partialIterators);
+    partialSums.getRegion().takeBody(sum.getRegion());
+
+    // The total adds the partial sums in order to what it held: loops over
+    // the output's dimensions, then over the partial sums'.
+    unsigned outRank = totalType.getRank();
+    unsigned sumLoops = outRank + parallelDims.size();
+    SmallVector<AffineExpr> partialIndex, totalIndex;
+    SmallVector<IteratorType> totalIterators;
+    for (unsigned i = 0; i < sumLoops; ++i) {
+      partialIndex.push_back(b.getAffineDimExpr(i));
+      totalIterators.push_back(i < outRank ? IteratorType::parallel
+                                           : IteratorType::reduction);
+      if (i < outRank)
+        totalIndex.push_back(b.getAffineDimExpr(i));
+    }
+    if (padding > 1)
+      partialIndex.push_back(b.getAffineConstantExpr(0));
+    linalg::GenericOp::create(
+        b, loc, TypeRange{}, ValueRange{partial}, ValueRange{total},
+        {AffineMap::get(sumLoops, 0, partialIndex, context),
+         AffineMap::get(sumLoops, 0, totalIndex, context)},
+        totalIterators, [&](OpBuilder &nested, Location at, ValueRange args) {
+          Value added = arith::AddFOp::create(nested, at, args[1], args[0]);
+          linalg::YieldOp::create(nested, at, added);
+        });
+    sum.erase();
+    ++numSplit;
+  }
+};
+} // namespace

@@ -1,0 +1,251 @@
+// RUN: gacc-opt %s --split-input-file --gacc-split-reductions="parallelism=64 partial-bytes=64" | FileCheck %s
+// RUN: gacc-opt %s --split-input-file --gacc-split-reductions="parallelism=64 partial-bytes=64 min-elements=10000000" | FileCheck %s --check-prefix=SMALL
+// RUN: gacc-opt %s --split-input-file --gacc-split-reductions=parallelism=2048 | FileCheck %s --check-prefix=GPU
+
+// The CPU's settings (64 partial sums, a cache line each) and CUDA's (2048,
+// adjacent).
+
+// The sum of squares of a 512x4608 weight (the gradient norm's term): its
+// rows split into 64 chunks of 8, a partial sum each (in its own cache line
+// of a stack buffer made at the function's start), a parallel loop, then their
+// sum into what the output held. With 2048 wanted, the 512 rows are made
+// parallel whole and their columns split in 4.
+// CHECK-DAG: #[[CHUNKS_MAP:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[PARTIAL_MAP:.*]] = affine_map<(d0, d1, d2) -> (d0, 0)>
+// CHECK-DAG: #[[SUM_MAP:.*]] = affine_map<(d0) -> (d0, 0)>
+// CHECK-LABEL: func.func @sum_of_squares(
+// CHECK-SAME: %[[W:.*]]: memref<512x4608xf32>, %[[S:.*]]: memref<f32>)
+// CHECK: %[[PARTIAL:.*]] = memref.alloca() {alignment = 64 : i64} : memref<64x16xf32>
+// CHECK: %[[CHUNKS:.*]] = memref.expand_shape %[[W]] {{\[\[}}0, 1], [2]] output_shape [64, 8, 4608] : memref<512x4608xf32> into memref<64x8x4608xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[PARTIAL]] : memref<64x16xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[CHUNKS_MAP]], #[[PARTIAL_MAP]]], iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[CHUNKS]] : memref<64x8x4608xf32>) outs(%[[PARTIAL]] : memref<64x16xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic {indexing_maps = [#[[SUM_MAP]], {{.*}}], iterator_types = ["reduction"]} ins(%[[PARTIAL]] : memref<64x16xf32>) outs(%[[S]] : memref<f32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK-NEXT: %[[ADDED:.*]] = arith.addf %[[OUT]], %[[IN]] : f32
+// CHECK-NEXT: linalg.yield %[[ADDED]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+// SMALL-LABEL: func.func @sum_of_squares(
+// SMALL-NOT: memref.alloca
+// SMALL: return
+// GPU-LABEL: func.func @sum_of_squares(
+// GPU: memref.alloca() {alignment = 16 : i64} : memref<512x4xf32>
+// GPU: memref.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [512, 4, 1152]
+// GPU: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : memref<512x4x1152xf32>) outs(%{{.*}} : memref<512x4xf32>)
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#none = affine_map<(d0, d1) -> ()>
+func.func @sum_of_squares(%w: memref<512x4608xf32>, %s: memref<f32>) {
+  linalg.generic {indexing_maps = [#id, #none], iterator_types = ["reduction", "reduction"]}
+      ins(%w : memref<512x4608xf32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %sq = arith.mulf %x, %x : f32
+    %sum = arith.addf %sq, %acc : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// A scalar input (a loss scale) is read as it was; 100000 = 2^5 · 5^5
+// elements split into 50 chunks of 2000.
+// CHECK-LABEL: func.func @scaled(
+// CHECK: memref.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [50, 2000] : memref<100000xf32> into memref<50x2000xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : memref<50x2000xf32>, memref<f32>) outs(%{{.*}} : memref<50x16xf32>)
+#id1 = affine_map<(d0) -> (d0)>
+#none1 = affine_map<(d0) -> ()>
+func.func @scaled(%g: memref<100000xf32>, %scale: memref<f32>, %s: memref<f32>) {
+  linalg.generic {indexing_maps = [#id1, #none1, #none1], iterator_types = ["reduction"]}
+      ins(%g, %scale : memref<100000xf32>, memref<f32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %k: f32, %acc: f32):
+    %y = arith.mulf %x, %k : f32
+    %sum = arith.addf %y, %acc : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// A view at an offset (a slot of an arena) is split as well; in a loop (the
+// micro-batches), the buffer is the function's, made once, and cleared
+// before each sum. f64 partial sums are 8 to a line.
+// CHECK-LABEL: func.func @in_loop(
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<64x8xf64>
+// CHECK: scf.for
+// CHECK: memref.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [64, 4096] : memref<262144xf64, strided<[1], offset: 262144>> into memref<64x4096xf64, strided<[4096, 1], offset: 262144>>
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+#id4 = affine_map<(d0) -> (d0)>
+#none4 = affine_map<(d0) -> ()>
+func.func @in_loop(%arena: memref<524288xf64>, %s: memref<f64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %v = memref.subview %arena[262144] [262144] [1] : memref<524288xf64> to memref<262144xf64, strided<[1], offset: 262144>>
+  scf.for %i = %c0 to %c4 step %c1 {
+    linalg.generic {indexing_maps = [#id4, #none4], iterator_types = ["reduction"]}
+        ins(%v : memref<262144xf64, strided<[1], offset: 262144>>) outs(%s : memref<f64>) {
+    ^bb0(%x: f64, %acc: f64):
+      %sum = arith.addf %x, %acc : f64
+      linalg.yield %sum : f64
+    }
+  }
+  return
+}
+
+// -----
+
+// Not split: a maximum, a sum into 512 outputs (as many as 64 partial sums
+// would give), a sum that reads its index, a count with no divisor up to 64
+// (a prime), a body that reads the running sum twice, and a scalar input
+// that is the output (read anew each iteration).
+// CHECK-LABEL: func.func @kept(
+// CHECK-NOT: memref.alloca
+// CHECK: return
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#none2 = affine_map<(d0, d1) -> ()>
+#row = affine_map<(d0, d1) -> (d0)>
+#id3 = affine_map<(d0) -> (d0)>
+#none3 = affine_map<(d0) -> ()>
+func.func @kept(%w: memref<512x4608xf32>, %p: memref<100003xf32>,
+                %s: memref<f32>, %r: memref<512xf32>) {
+  linalg.generic {indexing_maps = [#id2, #none2], iterator_types = ["reduction", "reduction"]}
+      ins(%w : memref<512x4608xf32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.maximumf %x, %acc : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%w : memref<512x4608xf32>) outs(%r : memref<512xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %sum = arith.addf %x, %acc : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {indexing_maps = [#id2, #none2], iterator_types = ["reduction", "reduction"]}
+      ins(%w : memref<512x4608xf32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i32
+    %fi = arith.sitofp %ii : i32 to f32
+    %y = arith.mulf %x, %fi : f32
+    %sum = arith.addf %y, %acc : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {indexing_maps = [#id3, #none3], iterator_types = ["reduction"]}
+      ins(%p : memref<100003xf32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %sum = arith.addf %x, %acc : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {indexing_maps = [#id2, #none2], iterator_types = ["reduction", "reduction"]}
+      ins(%w : memref<512x4608xf32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %y = arith.mulf %x, %acc : f32
+    %sum = arith.addf %y, %acc : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {indexing_maps = [#id2, #none2, #none2], iterator_types = ["reduction", "reduction"]}
+      ins(%w, %s : memref<512x4608xf32>, memref<f32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %k: f32, %acc: f32):
+    %y = arith.mulf %x, %k : f32
+    %sum = arith.addf %y, %acc : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// GPT-2's token-mean cross-entropy on a GPU (the picked log-probabilities
+// of 8x1024 tokens over 50257 classes, the log of each row's sum of
+// exponentials broadcast along it, into one number). For 2048 partial sums
+// the 8 batch rows are whole and the 1024 tokens split in 256 chunks of 4:
+// 2048 partial sums of 4x50257 elements, each a block of threads.
+// GPU-DAG: #[[ROWS3:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// GPU-DAG: #[[LSE:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+// GPU-DAG: #[[PARTIALS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// GPU-LABEL: func.func @cross_entropy(
+// GPU-SAME: %[[HOT:[^:]*]]: memref<8x1024x50257xf32>, %[[LOGITS:[^:]*]]: memref<8x1024x50257xf32>, %[[SUMEXP:[^:]*]]: memref<8x1024x1xf32>, %[[LOSS:[^:]*]]: memref<f32>)
+// GPU: %[[P:.*]] = memref.alloca() {alignment = 16 : i64} : memref<8x256xf32>
+// GPU: %[[HOT4:.*]] = memref.expand_shape %[[HOT]] {{\[\[}}0], [1, 2], [3]] output_shape [8, 256, 4, 50257]
+// GPU: %[[LOGITS4:.*]] = memref.expand_shape %[[LOGITS]] {{\[\[}}0], [1, 2], [3]] output_shape [8, 256, 4, 50257]
+// GPU: %[[SUMEXP4:.*]] = memref.expand_shape %[[SUMEXP]] {{\[\[}}0], [1, 2], [3]] output_shape [8, 256, 4, 1]
+// GPU: linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<8x256xf32>)
+// GPU: linalg.generic {indexing_maps = [#[[ROWS3]], #[[ROWS3]], #[[LSE]], #[[PARTIALS]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[HOT4]], %[[LOGITS4]], %[[SUMEXP4]] : {{.*}}) outs(%[[P]] : memref<8x256xf32>)
+// GPU: math.log
+// GPU: linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]} ins(%[[P]] : memref<8x256xf32>) outs(%[[LOSS]] : memref<f32>)
+// The CPU's 64: 8 whole rows, then 1024 tokens in 8 chunks of 128.
+// CHECK-LABEL: func.func @cross_entropy(
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<8x8x16xf32>
+// CHECK: output_shape [8, 8, 128, 50257]
+#rows = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#lse = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#all = affine_map<(d0, d1, d2) -> ()>
+func.func @cross_entropy(%hot: memref<8x1024x50257xf32>, %logits: memref<8x1024x50257xf32>,
+                         %sumexp: memref<8x1024x1xf32>, %loss: memref<f32>) {
+  linalg.generic {indexing_maps = [#rows, #rows, #lse, #all], iterator_types = ["reduction", "reduction", "reduction"]}
+      ins(%hot, %logits, %sumexp : memref<8x1024x50257xf32>, memref<8x1024x50257xf32>, memref<8x1024x1xf32>)
+      outs(%loss : memref<f32>) {
+  ^bb0(%h: f32, %l: f32, %s: f32, %acc: f32):
+    %lg = math.log %s : f32
+    %d = arith.subf %l, %lg : f32
+    %m = arith.mulf %h, %d : f32
+    %sum = arith.addf %acc, %m : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// A bias gradient on a GPU, 768 outputs want 3 partial sums each; the 8
+// batch rows split into 2 chunks of 4 (the largest divisor up to 3), the
+// partial sums after the output's dimension. A loop that a map combines
+// with another (a convolution's window) is made parallel whole or not at
+// all: 4 outputs want 512 partial sums, more than its 1000 positions
+// divide into; a sum into enough outputs is not split.
+// GPU-LABEL: func.func @few_outputs(
+// GPU: %[[P:.*]] = memref.alloca() {alignment = 16 : i64} : memref<768x2xf32>
+// GPU: memref.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [2, 4, 1024, 768]
+// GPU: linalg.generic {indexing_maps = [#{{.*}}, #[[BIAS_PARTIALS:.*]]], iterator_types = ["parallel", "reduction", "reduction", "parallel"]} {{.*}} outs(%[[P]] : memref<768x2xf32>)
+// GPU: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "reduction"]} ins(%[[P]] : memref<768x2xf32>) outs(%{{.*}} : memref<768xf32>)
+// GPU-NOT: memref.alloca
+// GPU: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<70x1003xf32>, memref<1000xf32>) outs(%{{.*}} : memref<4xf32>)
+// GPU-NOT: memref.alloca
+// GPU: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : memref<4096x1024xf32>) outs(%{{.*}} : memref<4096xf32>)
+// GPU: return
+#bias_in = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#bias_out = affine_map<(d0, d1, d2) -> (d2)>
+#conv_in = affine_map<(d0, d1, d2) -> (d2, d0 + d1)>
+#conv_w = affine_map<(d0, d1, d2) -> (d1)>
+#conv_out = affine_map<(d0, d1, d2) -> (d0)>
+#wide_in = affine_map<(d0, d1) -> (d0, d1)>
+#wide_out = affine_map<(d0, d1) -> (d0)>
+func.func @few_outputs(%dy: memref<8x1024x768xf32>, %db: memref<768xf32>,
+                       %x: memref<70x1003xf32>, %w: memref<1000xf32>, %s: memref<4xf32>,
+                       %big: memref<4096x1024xf32>, %rows: memref<4096xf32>) {
+  linalg.generic {indexing_maps = [#bias_in, #bias_out], iterator_types = ["reduction", "reduction", "parallel"]}
+      ins(%dy : memref<8x1024x768xf32>) outs(%db : memref<768xf32>) {
+  ^bb0(%g: f32, %acc: f32):
+    %sum = arith.addf %acc, %g : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {indexing_maps = [#conv_in, #conv_w, #conv_out], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x, %w : memref<70x1003xf32>, memref<1000xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%a: f32, %k: f32, %acc: f32):
+    %m = arith.mulf %a, %k : f32
+    %sum = arith.addf %acc, %m : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {indexing_maps = [#wide_in, #wide_out], iterator_types = ["parallel", "reduction"]}
+      ins(%big : memref<4096x1024xf32>) outs(%rows : memref<4096xf32>) {
+  ^bb0(%g: f32, %acc: f32):
+    %sum = arith.addf %acc, %g : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
