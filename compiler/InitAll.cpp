@@ -72,6 +72,7 @@ void mlir::gacc::registerAllPasses() {
   mlir::registerConvertLinalgToLoopsPass();
   mlir::registerSCFToControlFlowPass();
   mlir::registerLowerAffinePass();
+  mlir::registerConvertVectorToLLVMPass();
   mlir::registerFinalizeMemRefToLLVMConversionPass();
   mlir::registerConvertMathToLLVMPass();
   mlir::registerConvertMathToLibmPass();

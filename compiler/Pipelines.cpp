@@ -120,8 +120,8 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
   case StepTarget::Cpu:
     pm.addPass(createMatmulToCall());
     pm.addNestedPass<func::FuncOp>(createCopiesToLinalg());
-    pm.addNestedPass<func::FuncOp>(createSplitReductions(
-        SplitReductionsOptions{.parallelism = 64, .partialBytes = 64}));
+    pm.addNestedPass<func::FuncOp>(createSplitReductions(SplitReductionsOptions{
+        .maxOutputs = 64, .parallelism = 64, .partialBytes = 64}));
     pm.addPass(createOutlineLoopNests());
     // Chunks of the nests for the runtime's threads
     // (gacc-cpu-dispatch-parallel-calls, after the conversion to LLVM).
@@ -157,6 +157,8 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // The emulated kernels' vector loads and stores (tiled matmuls).
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

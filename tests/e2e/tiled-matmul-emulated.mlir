@@ -1,7 +1,7 @@
 // The tiled matmul kernels of gacc-cuda-tile-matmuls, run on the CPU by
 // gacc-cuda-emulate-launches (shared-memory tiles, barriers, per-thread
 // accumulators), equal plain loops exactly on small integers: edges that
-// are not multiples of the 64x64 tile or of 16, either operand transposed,
+// are not multiples of the 64x64 or 128x128 tile or of 16, either operand transposed,
 // a broadcast batch, two batch loops of which each operand reads one, f16
 // operands accumulating in f32 (the tensor-core kernel: its mma.sync
 // computed lane by lane from the fragments' PTX layouts), C accumulated
@@ -9,22 +9,24 @@
 // never read).
 // RUN: gacc-opt %s --gacc-cuda-tile-matmuls --gacc-cuda-emulate-launches \
 // RUN:   --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \
-// RUN:   --lower-affine --finalize-memref-to-llvm --convert-math-to-llvm \
+// RUN:   --lower-affine --convert-vector-to-llvm --finalize-memref-to-llvm --convert-math-to-llvm \
 // RUN:   --convert-arith-to-llvm --convert-index-to-llvm --convert-func-to-llvm \
 // RUN:   --convert-cf-to-llvm --reconcile-unrealized-casts \
 // RUN: | mlir-runner -e main -entry-point-result=void \
 // RUN:   -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so \
 // RUN: | FileCheck %s
 
-// Also: the rewrite made kernels out of exactly the five contractions, and
-// took in the two fills just before them (the references' stay).
+// Also: the rewrite made kernels out of exactly the seven contractions,
+// and took in the four fills just before them (the references' stay).
 // RUN: gacc-opt %s --gacc-cuda-tile-matmuls | FileCheck %s --check-prefix=KERNELS
-// KERNELS-COUNT-5: gpu.launch blocks
+// KERNELS-COUNT-7: gpu.launch blocks
 // KERNELS-NOT: gpu.launch blocks
 // RUN: gacc-opt %s --gacc-cuda-tile-matmuls | grep -c linalg.fill | FileCheck %s --check-prefix=FILLS
-// FILLS: 2
+// FILLS: 4
 
 // CHECK: 0
+// CHECK-NEXT: 0
+// CHECK-NEXT: 0
 // CHECK-NEXT: 0
 // CHECK-NEXT: 0
 // CHECK-NEXT: 0
@@ -288,11 +290,87 @@ func.func @several_tiles() {
   return
 }
 
+// C = A·Bᵀ and C = A·B with f16 operands, C 200x150: the tensor-core
+// kernel's 128x128 tiles (warps of 64x64) with edges both ways, three
+// steps of 32 through K, 8 halves loaded at a time (B's rows of K as they
+// are, B's columns across the rows of its shared tile).
+func.func @large_tiles_f16() {
+  %a32 = memref.alloc() : memref<200x96xf32>
+  %bt32 = memref.alloc() : memref<150x96xf32>
+  %b32 = memref.alloc() : memref<96x152xf32>
+  %a = memref.alloc() : memref<200x96xf16>
+  %bt = memref.alloc() : memref<150x96xf16>
+  %b = memref.alloc() : memref<96x152xf16>
+  %c = memref.alloc() : memref<200x150xf32>
+  %r = memref.alloc() : memref<200x150xf32>
+  %c2 = memref.alloc() : memref<200x152xf32>
+  %r2 = memref.alloc() : memref<200x152xf32>
+  %ad = memref.cast %a32 : memref<200x96xf32> to memref<?x?xf32>
+  %btd = memref.cast %bt32 : memref<150x96xf32> to memref<?x?xf32>
+  %bd = memref.cast %b32 : memref<96x152xf32> to memref<?x?xf32>
+  call @fill2(%ad) : (memref<?x?xf32>) -> ()
+  call @fill2(%btd) : (memref<?x?xf32>) -> ()
+  call @fill2(%bd) : (memref<?x?xf32>) -> ()
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a32 : memref<200x96xf32>) outs(%a : memref<200x96xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %h = arith.truncf %x : f32 to f16
+    linalg.yield %h : f16
+  }
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%bt32 : memref<150x96xf32>) outs(%bt : memref<150x96xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %h = arith.truncf %x : f32 to f16
+    linalg.yield %h : f16
+  }
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%b32 : memref<96x152xf32>) outs(%b : memref<96x152xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %h = arith.truncf %x : f32 to f16
+    linalg.yield %h : f16
+  }
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%r : memref<200x150xf32>)
+  linalg.fill ins(%zero : f32) outs(%r2 : memref<200x152xf32>)
+  linalg.fill ins(%zero : f32) outs(%c : memref<200x150xf32>)
+  linalg.contract indexing_maps = [#mk, #nk, #mn]
+      ins(%a, %bt : memref<200x96xf16>, memref<150x96xf16>) outs(%c : memref<200x150xf32>)
+  linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %bt : memref<200x96xf16>, memref<150x96xf16>) outs(%r : memref<200x150xf32>) {
+  ^bb0(%p: f16, %q: f16, %o: f32):
+    %pe = arith.extf %p : f16 to f32
+    %qe = arith.extf %q : f16 to f32
+    %t = arith.mulf %pe, %qe : f32
+    %u = arith.addf %t, %o : f32
+    linalg.yield %u : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%c2 : memref<200x152xf32>)
+  linalg.contract indexing_maps = [#mk, #kn, #mn]
+      ins(%a, %b : memref<200x96xf16>, memref<96x152xf16>) outs(%c2 : memref<200x152xf32>)
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<200x96xf16>, memref<96x152xf16>) outs(%r2 : memref<200x152xf32>) {
+  ^bb0(%p: f16, %q: f16, %o: f32):
+    %pe = arith.extf %p : f16 to f32
+    %qe = arith.extf %q : f16 to f32
+    %t = arith.mulf %pe, %qe : f32
+    %u = arith.addf %t, %o : f32
+    linalg.yield %u : f32
+  }
+  %cd = memref.cast %c : memref<200x150xf32> to memref<?x?xf32>
+  %rd = memref.cast %r : memref<200x150xf32> to memref<?x?xf32>
+  call @print_max_difference2(%cd, %rd) : (memref<?x?xf32>, memref<?x?xf32>) -> ()
+  %c2d = memref.cast %c2 : memref<200x152xf32> to memref<?x?xf32>
+  %r2d = memref.cast %r2 : memref<200x152xf32> to memref<?x?xf32>
+  call @print_max_difference2(%c2d, %r2d) : (memref<?x?xf32>, memref<?x?xf32>) -> ()
+  return
+}
+
 func.func @main() {
   call @transposed_rhs() : () -> ()
   call @transposed_lhs_f16() : () -> ()
   call @broadcast_batch() : () -> ()
   call @two_batches() : () -> ()
   call @several_tiles() : () -> ()
+  call @large_tiles_f16() : () -> ()
   return
 }

@@ -7,7 +7,10 @@
 // x·wᵀ (a linear layer): 2x4 blocks of 16x16 threads for a 70x200 C, two
 // 16x64 tiles in workgroup memory, a 4x4 accumulator per thread, 49 steps
 // of 16 through K with a barrier after loading and after using each tile,
-// loads past the edges are zeros and stores past them skipped.
+// loads past the edges are zeros and stores past them skipped. K is
+// contiguous in both operands and 784 a multiple of 4: each thread loads 4
+// floats at a time (16 bytes), one vector of each operand per step, and
+// stores them into the k-major tiles one by one.
 // CHECK-LABEL: func.func @linear
 // CHECK-SAME: (%[[X:.*]]: memref<70x784xf32>, %[[W:.*]]: memref<200x784xf32>, %[[Y:.*]]: memref<70x200xf32>)
 // CHECK-NOT: linalg.contract
@@ -17,14 +20,13 @@
 // CHECK-SAME: private(%[[ACC:[a-z0-9_]+]] : memref<4x4xf32, #gpu.address_space<private>>)
 // CHECK-COUNT-16: memref.store %{{.*}}, %[[ACC]]
 // CHECK: scf.for %[[K0:[a-z0-9_]+]] = %c0 to %c784 step %c16 {
-// CHECK: scf.for %{{[a-z0-9_]+}} = %c0 to %c1024 step %c256 {
 // CHECK: scf.if
-// CHECK: memref.load %[[X]]
+// CHECK: vector.load %[[X]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<70x784xf32>, vector<4xf32>
 // CHECK: else
-// CHECK: memref.store %{{.*}}, %[[TA]]
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[TA]]
 // CHECK: scf.if
-// CHECK: memref.load %[[W]]
-// CHECK: memref.store %{{.*}}, %[[TB]]
+// CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<200x784xf32>, vector<4xf32>
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[TB]]
 // CHECK: gpu.barrier
 // CHECK: scf.for %{{[a-z0-9_]+}} = %c0 to %c16 step %c1 {
 // CHECK-COUNT-4: memref.load %[[TA]]
@@ -91,13 +93,19 @@ func.func @filled(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %arena: memre
 // memory; per 32 elements of K, 16 mma.sync m16n8k16 on fragments read
 // from the 16-bit shared tiles, which hold rows of K (A's rows, B's
 // columns, 32 elements and 8 of padding), two consecutive elements of a
-// row packed into each i32 register.
+// row packed into each i32 register. Each thread loads 8 elements (16
+// bytes) at a time: A's, contiguous along K, go into a row of its tile as
+// one vector; B's, contiguous along N, one by one down a row of K each.
 // CHECK-LABEL: func.func @bf16
 // CHECK-DAG: %[[WARPS:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[LANES:.*]] = arith.constant 32 : index
 // CHECK: gpu.launch blocks({{[^)]*}}) in ({{[^)]*}}) threads({{[^)]*}}) in (%{{[^ ]*}} = %[[LANES]], %{{[^ ]*}} = %[[WARPS]], %{{[^ ]*}} = %{{[^)]*}})
 // CHECK-SAME: workgroup(%[[A:.*]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<64x40xbf16, #gpu.address_space<workgroup>>)
 // CHECK-SAME: private(%{{.*}} : memref<2x4x4xf32, #gpu.address_space<private>>)
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<8x8xbf16>, vector<8xbf16>
+// CHECK: vector.store %{{.*}}, %[[A]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<8x8xbf16>, vector<8xbf16>
+// CHECK-COUNT-8: memref.store %{{.*}}, %[[B]]
 // CHECK: gpu.barrier
 // CHECK: memref.load %[[A]][%[[ROW:.*]], %{{.*}}]
 // CHECK-NEXT: arith.addi
@@ -110,6 +118,44 @@ func.func @filled(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %arena: memre
 func.func @bf16(%a: memref<8x8xbf16>, %b: memref<8x8xbf16>, %c: memref<8x8xf32>) {
   linalg.contract indexing_maps = [#mk, #kn, #mn]
       ins(%a, %b : memref<8x8xbf16>, memref<8x8xbf16>) outs(%c : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// Element by element where 16 bytes would not stay aligned or whole: an
+// odd row length (GPT-2's 50257 classes), a view at an offset of 2 floats,
+// a dimension that is not innermost (B[n][k] read along N).
+// The other operands are vectors.
+// CHECK-LABEL: func.func @unaligned
+// CHECK-SAME: (%[[LOGITS:[^:]*]]: memref<16x50257xf32>, %[[W:[^:]*]]: memref<50257x8xf32>, %[[VIEW:[^:]*]]: memref<16x64xf32, strided<[64, 1], offset: 2>>, %[[V:[^:]*]]: memref<64x8xf32>, %[[AT:[^:]*]]: memref<16x64xf32>, %[[BT:[^:]*]]: memref<64x8xf32, strided<[1, 64]>>
+// CHECK-NOT: vector.load %[[LOGITS]]
+// CHECK-NOT: vector.load %[[VIEW]]
+// CHECK-NOT: vector.load %[[BT]]
+// CHECK: vector.load %[[W]]
+// CHECK-NOT: vector.load %[[LOGITS]]
+// CHECK-NOT: vector.load %[[VIEW]]
+// CHECK-NOT: vector.load %[[BT]]
+// CHECK: vector.load %[[V]]
+// CHECK-NOT: vector.load %[[LOGITS]]
+// CHECK-NOT: vector.load %[[VIEW]]
+// CHECK-NOT: vector.load %[[BT]]
+// CHECK: vector.load %[[AT]]
+// CHECK-NOT: vector.load %[[BT]]
+// CHECK: return
+func.func @unaligned(%logits: memref<16x50257xf32>, %w: memref<50257x8xf32>,
+                     %view: memref<16x64xf32, strided<[64, 1], offset: 2>>, %v: memref<64x8xf32>,
+                     %at: memref<16x64xf32>, %bt: memref<64x8xf32, strided<[1, 64]>>, %y: memref<16x8xf32>) {
+  linalg.contract indexing_maps = [#mk, #kn, #mn]
+      ins(%logits, %w : memref<16x50257xf32>, memref<50257x8xf32>) outs(%y : memref<16x8xf32>)
+  linalg.contract indexing_maps = [#mk, #kn, #mn]
+      ins(%view, %v : memref<16x64xf32, strided<[64, 1], offset: 2>>, memref<64x8xf32>) outs(%y : memref<16x8xf32>)
+  linalg.contract indexing_maps = [#mk, #kn, #mn]
+      ins(%at, %bt : memref<16x64xf32>, memref<64x8xf32, strided<[1, 64]>>) outs(%y : memref<16x8xf32>)
   return
 }
 

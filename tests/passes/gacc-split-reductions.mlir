@@ -1,6 +1,6 @@
-// RUN: gacc-opt %s --split-input-file --gacc-split-reductions="parallelism=64 partial-bytes=64" | FileCheck %s
-// RUN: gacc-opt %s --split-input-file --gacc-split-reductions="parallelism=64 partial-bytes=64 min-elements=10000000" | FileCheck %s --check-prefix=SMALL
-// RUN: gacc-opt %s --split-input-file --gacc-split-reductions=parallelism=2048 | FileCheck %s --check-prefix=GPU
+// RUN: gacc-opt %s --split-input-file --gacc-split-reductions="max-outputs=64 parallelism=64 partial-bytes=64" | FileCheck %s
+// RUN: gacc-opt %s --split-input-file --gacc-split-reductions="max-outputs=64 parallelism=64 partial-bytes=64 min-elements=10000000" | FileCheck %s --check-prefix=SMALL
+// RUN: gacc-opt %s --split-input-file --gacc-split-reductions="max-outputs=256 parallelism=2048" | FileCheck %s --check-prefix=GPU
 
 // The CPU's settings (64 partial sums, a cache line each) and CUDA's (2048,
 // adjacent).
@@ -202,34 +202,37 @@ func.func @cross_entropy(%hot: memref<8x1024x50257xf32>, %logits: memref<8x1024x
 
 // -----
 
-// A bias gradient on a GPU, 768 outputs want 3 partial sums each; the 8
-// batch rows split into 2 chunks of 4 (the largest divisor up to 3), the
-// partial sums after the output's dimension. A loop that a map combines
+// A bias gradient on a GPU, 128 outputs want 16 partial sums each: the 8
+// batch rows whole, then the 1024 tokens split in 2 chunks of 512, the
+// partial sums after the output's dimension; the loops made parallel move
+// ahead of the reduction they followed (a GPU thread would have looped over
+// the parallel loops after it). A loop that a map combines
 // with another (a convolution's window) is made parallel whole or not at
 // all: 4 outputs want 512 partial sums, more than its 1000 positions
-// divide into; a sum into enough outputs is not split.
+// divide into. Sums into 256 outputs or more (GPT-2's 768-wide bias
+// gradients, rows of a softmax) are not split: a block each fills the GPU.
+// GPU-DAG: #[[BIAS_IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>
+// GPU-DAG: #[[BIAS_PARTIAL:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d1)>
 // GPU-LABEL: func.func @few_outputs(
-// GPU: %[[P:.*]] = memref.alloca() {alignment = 16 : i64} : memref<768x2xf32>
-// GPU: memref.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [2, 4, 1024, 768]
-// GPU: linalg.generic {indexing_maps = [#{{.*}}, #[[BIAS_PARTIALS:.*]]], iterator_types = ["parallel", "reduction", "reduction", "parallel"]} {{.*}} outs(%[[P]] : memref<768x2xf32>)
-// GPU: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "reduction"]} ins(%[[P]] : memref<768x2xf32>) outs(%{{.*}} : memref<768xf32>)
+// GPU: %[[P:.*]] = memref.alloca() {alignment = 16 : i64} : memref<128x8x2xf32>
+// GPU: memref.expand_shape %{{.*}} {{\[\[}}0], [1, 2], [3]] output_shape [8, 2, 512, 128]
+// GPU: linalg.generic {indexing_maps = [#[[BIAS_IN]], #[[BIAS_PARTIAL]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} {{.*}} outs(%[[P]] : memref<128x8x2xf32>)
+// GPU: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[P]] : memref<128x8x2xf32>) outs(%{{.*}} : memref<128xf32>)
 // GPU-NOT: memref.alloca
 // GPU: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<70x1003xf32>, memref<1000xf32>) outs(%{{.*}} : memref<4xf32>)
 // GPU-NOT: memref.alloca
-// GPU: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : memref<4096x1024xf32>) outs(%{{.*}} : memref<4096xf32>)
-// GPU: return
+// GPU: linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "parallel"]} ins(%{{.*}} : memref<8x1024x768xf32>) outs(%{{.*}} : memref<768xf32>)
+// GPU-NOT: memref.alloca
 #bias_in = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #bias_out = affine_map<(d0, d1, d2) -> (d2)>
 #conv_in = affine_map<(d0, d1, d2) -> (d2, d0 + d1)>
 #conv_w = affine_map<(d0, d1, d2) -> (d1)>
 #conv_out = affine_map<(d0, d1, d2) -> (d0)>
-#wide_in = affine_map<(d0, d1) -> (d0, d1)>
-#wide_out = affine_map<(d0, d1) -> (d0)>
-func.func @few_outputs(%dy: memref<8x1024x768xf32>, %db: memref<768xf32>,
-                       %x: memref<70x1003xf32>, %w: memref<1000xf32>, %s: memref<4xf32>,
-                       %big: memref<4096x1024xf32>, %rows: memref<4096xf32>) {
+func.func @few_outputs(%dy: memref<8x1024x128xf32>, %db: memref<128xf32>,
+                       %dy2: memref<8x1024x768xf32>, %db2: memref<768xf32>,
+                       %x: memref<70x1003xf32>, %w: memref<1000xf32>, %s: memref<4xf32>) {
   linalg.generic {indexing_maps = [#bias_in, #bias_out], iterator_types = ["reduction", "reduction", "parallel"]}
-      ins(%dy : memref<8x1024x768xf32>) outs(%db : memref<768xf32>) {
+      ins(%dy : memref<8x1024x128xf32>) outs(%db : memref<128xf32>) {
   ^bb0(%g: f32, %acc: f32):
     %sum = arith.addf %acc, %g : f32
     linalg.yield %sum : f32
@@ -241,8 +244,8 @@ func.func @few_outputs(%dy: memref<8x1024x768xf32>, %db: memref<768xf32>,
     %sum = arith.addf %acc, %m : f32
     linalg.yield %sum : f32
   }
-  linalg.generic {indexing_maps = [#wide_in, #wide_out], iterator_types = ["parallel", "reduction"]}
-      ins(%big : memref<4096x1024xf32>) outs(%rows : memref<4096xf32>) {
+  linalg.generic {indexing_maps = [#bias_in, #bias_out], iterator_types = ["reduction", "reduction", "parallel"]}
+      ins(%dy2 : memref<8x1024x768xf32>) outs(%db2 : memref<768xf32>) {
   ^bb0(%g: f32, %acc: f32):
     %sum = arith.addf %acc, %g : f32
     linalg.yield %sum : f32

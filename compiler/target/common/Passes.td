@@ -52,7 +52,7 @@ def SplitReductions : GaccPass<"gacc-split-reductions"> {
   let summary = "Sum into few outputs through partial sums that run in parallel";
   let description = [{
     A linalg.generic that adds into an output with fewer elements than
-    `parallelism` (a loss's sum, the gradient norm's sum of squares of each
+    `max-outputs` (a loss's sum, the gradient norm's sum of squares of each
     parameter, a bias gradient) has little or no parallel work: on the CPU
     one thread summed resnet18's gradient norm over 11 M parameters (4-5%
     of its step); on a GPU one block of 256 threads summed GPT-2's
@@ -71,11 +71,14 @@ def SplitReductions : GaccPass<"gacc-split-reductions"> {
     depend on the thread count; the rounding changes, as PyTorch's and
     BLAS's parallel reductions do.
 
-    The CPU pipeline runs it with `parallelism=64` (the runtime's threads
-    share out the partial sums through `gacc-cpu-split-parallel-nests`) and
-    `partial-bytes=64` (each partial sum in its own cache line, so threads
-    do not write the same line); CUDA with `parallelism=2048` and dense
-    partial sums (`gacc-cuda-block-reductions` gives each a block).
+    The CPU pipeline runs it with `max-outputs=64 parallelism=64` (the
+    runtime's threads share out the partial sums through
+    `gacc-cpu-split-parallel-nests`) and `partial-bytes=64` (each partial
+    sum in its own cache line, so threads do not write the same line);
+    CUDA with `max-outputs=256 parallelism=2048` and dense partial sums
+    (`gacc-cuda-block-reductions` gives each a block; from 256 outputs a
+    block each keeps the GPU busy, and rows such as softmax's keep their
+    fused block-per-row kernels).
 
     ```mlir
     linalg.generic {iterator_types = ["reduction", "reduction"]}
@@ -85,7 +88,7 @@ def SplitReductions : GaccPass<"gacc-split-reductions"> {
       %0 = arith.addf %sq, %out : f32
       linalg.yield %0 : f32
     }
-    // becomes, with parallelism=64 partial-bytes=64
+    // becomes, with max-outputs=64 parallelism=64 partial-bytes=64
     %partial = memref.alloc() : memref<64x16xf32>   // at the function's start
     %chunks = memref.expand_shape %w [[0, 1], [2]] output_shape [64, 8, 4608] : ...
     linalg.fill ins(%zero : f32) outs(%partial : memref<64x16xf32>)
@@ -98,9 +101,11 @@ def SplitReductions : GaccPass<"gacc-split-reductions"> {
   let options = [
     Option<"minElements", "min-elements", "int64_t", "65536",
            "The fewest elements of a sum that is split">,
+    Option<"maxOutputs", "max-outputs", "int64_t", "64",
+           "Split sums into fewer outputs than this">,
     Option<"parallelism", "parallelism", "int64_t", "64",
-           "Split sums into fewer outputs than this into about this many "
-           "partial sums">,
+           "About how many partial sums to split a sum into (outputs "
+           "times partial sums each)">,
     Option<"partialBytes", "partial-bytes", "int64_t", "0",
            "Bytes from one partial sum to the next (0: adjacent)">,
   ];

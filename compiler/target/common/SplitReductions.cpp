@@ -81,7 +81,7 @@ struct SplitReductionsPass
       if (iterator == IteratorType::parallel)
         outputs *= range;
     }
-    if (elements < minElements || outputs >= parallelism)
+    if (elements < minElements || outputs >= maxOutputs)
       return;
     // The outer reduction loops become parallel loops over partial sums:
     // whole while they are short, then the next one split in two (reshaping
@@ -204,9 +204,25 @@ struct SplitReductionsPass
     Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
     linalg::FillOp::create(b, loc, zero, partial);
     inputMaps.push_back(AffineMap::get(loops, 0, partialResults, context));
+    // The parallel loops first, each kind in its order (the same sums, in
+    // the same order): a reduction between parallel loops would leave the
+    // inner ones to a GPU thread's loop.
+    SmallVector<unsigned> order;
+    for (IteratorType kind : {IteratorType::parallel, IteratorType::reduction})
+      for (unsigned dim = 0; dim < loops; ++dim)
+        if (partialIterators[dim] == kind)
+          order.push_back(dim);
+    SmallVector<AffineExpr> moved(loops);
+    SmallVector<IteratorType> orderedIterators;
+    for (auto [position, dim] : llvm::enumerate(order)) {
+      moved[dim] = b.getAffineDimExpr(position);
+      orderedIterators.push_back(partialIterators[dim]);
+    }
+    for (AffineMap &map : inputMaps)
+      map = map.replaceDimsAndSymbols(moved, {}, loops, 0);
     auto partialSums = linalg::GenericOp::create(b, loc, TypeRange{}, inputs,
                                                  ValueRange{partial}, inputMaps,
-                                                 partialIterators);
+                                                 orderedIterators);
     partialSums.getRegion().takeBody(sum.getRegion());
 
     // The total adds the partial sums in order to what it held: loops over

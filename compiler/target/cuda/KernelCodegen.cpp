@@ -50,9 +50,10 @@ std::string gacc::findCudaFile(StringRef relative) {
 
 void gacc::buildCudaKernelMappingPipeline(OpPassManager &pm) {
   OpPassManager &func = pm.nest<func::FuncOp>();
-  // Enough partial sums for every multiprocessor to hold several blocks.
-  func.addPass(
-      createSplitReductions(SplitReductionsOptions{.parallelism = 2048}));
+  // Enough partial sums for every multiprocessor to hold several blocks;
+  // from 256 outputs, a block each does that.
+  func.addPass(createSplitReductions(
+      SplitReductionsOptions{.maxOutputs = 256, .parallelism = 2048}));
   func.addPass(createTileMatmuls());
   func.addPass(createBlockReductions());
   func.addPass(createCopiesToLinalg());

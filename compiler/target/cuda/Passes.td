@@ -20,8 +20,12 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
     of C and each thread a 4x4 piece of it in private memory; A and B pass
     through workgroup memory 16 elements of K at a time (each element read
     from global memory once per block, not once per thread), consecutive
-    threads reading consecutive addresses whichever operand is transposed; a
-    barrier after loading and after using each tile. Edges: loads past the
+    threads reading consecutive addresses whichever operand is transposed,
+    16 bytes at a time (`vector.load`, 4 floats or 8 halves) where the
+    operand's innermost dimension has unit stride and its offset, other
+    strides and length keep every vector aligned and whole (not GPT-2's
+    50257 classes), else element by element; a barrier after loading and
+    after using each tile. Edges: loads past the
     matrix are zeros, stores past it are skipped. The batch is `blockIdx.z`.
     A `linalg.fill` of C just before the matmul (only ops without memory
     effects between them) is taken into the kernel: each element of C is

@@ -34,9 +34,13 @@ constexpr int64_t kTile = 64; // C tile per block: kTile x kTile
 constexpr int64_t kThreads = 16;
 constexpr int64_t kPerThread = kTile / kThreads;
 constexpr int64_t kSgemmDepth = 16; // K elements per shared tile
-// The tensor-core kernel: 2x2 warps, each a 32x32 piece of 2x4 m16n8 tiles.
+// The tensor-core kernel: 2x2 warps, each a quarter of the block's tile:
+// 32x32 (2x4 m16n8 tiles) of 64x64, or 64x64 (4x8) of 128x128 where C is
+// that large. The larger tile reads A and B from shared memory once per 32
+// mma instead of per 8 (the fragment loads bound the kernel), at the cost
+// of 128 accumulators per lane.
 constexpr int64_t kWarps = 4;
-constexpr int64_t kWarpTile = 32;
+constexpr int64_t kLargeTile = 128;
 constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
 constexpr int64_t kMmaDepth = 2 * kMmaK; // K elements per shared tile
 // Its shared tiles hold rows of K (A's rows, B's columns), padded so that
@@ -72,14 +76,15 @@ bool fitsTensorCores(linalg::LinalgOp op) {
 /// the accumulation into C.
 class MatmulKernel : public gacc::KernelIndexBuilder {
 public:
-  /// `depthStep` elements of K pass through the shared tiles at a time:
-  /// k-major ([depthStep][kTile], `kMajor`) or in rows of K
-  /// ([kTile][depthStep + kMmaRowPad]).
+  /// Each block computes a `tile` x `tile` piece of C; `depthStep`
+  /// elements of K pass through the shared tiles at a time: k-major
+  /// ([depthStep][tile], `kMajor`) or in rows of K ([tile][depthStep +
+  /// kMmaRowPad]).
   MatmulKernel(linalg::LinalgOp op, gacc::MatmulShape shape, Value initial,
-               int64_t depthStep, bool kMajor)
-      : KernelIndexBuilder(op.getLoc(), op), shape(shape), depthStep(depthStep),
-        kMajor(kMajor), lhs(op.getDpsInputs()[0]), rhs(op.getDpsInputs()[1]),
-        out(op.getDpsInits()[0]), initial(initial),
+               int64_t tile, int64_t depthStep, bool kMajor)
+      : KernelIndexBuilder(op.getLoc(), op), shape(shape), tile(tile),
+        depthStep(depthStep), kMajor(kMajor), lhs(op.getDpsInputs()[0]),
+        rhs(op.getDpsInputs()[1]), out(op.getDpsInits()[0]), initial(initial),
         maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()) {
     batchLoops = ranges.size() - 3;
     rows = ranges[batchLoops];
@@ -98,8 +103,8 @@ public:
     int64_t batches = 1;
     for (unsigned i = 0; i < batchLoops; ++i)
       batches *= ranges[i];
-    auto launch = gpu::LaunchOp::create(b, index(llvm::divideCeil(cols, kTile)),
-                                        index(llvm::divideCeil(rows, kTile)),
+    auto launch = gpu::LaunchOp::create(b, index(llvm::divideCeil(cols, tile)),
+                                        index(llvm::divideCeil(rows, tile)),
                                         index(batches), index(threadsX),
                                         index(threadsY), index(1));
     MLIRContext *context = b.getContext();
@@ -108,8 +113,8 @@ public:
     auto privateSpace = gpu::AddressSpaceAttr::get(
         context, gpu::GPUDialect::getPrivateAddressSpace());
     SmallVector<int64_t> tileShape =
-        kMajor ? SmallVector<int64_t>{depthStep, kTile}
-               : SmallVector<int64_t>{kTile, depthStep + kMmaRowPad};
+        kMajor ? SmallVector<int64_t>{depthStep, tile}
+               : SmallVector<int64_t>{tile, depthStep + kMmaRowPad};
     lhsTile = launch.addWorkgroupAttribution(
         MemRefType::get(tileShape, lhsType, nullptr, workgroup), b.getLoc());
     rhsTile = launch.addWorkgroupAttribution(
@@ -122,8 +127,8 @@ public:
     SmallVector<unsigned> batchDims =
         llvm::to_vector(llvm::seq<unsigned>(0, batchLoops));
     gacc::delinearize(b, block.z, batchDims, ranges, loopIndex);
-    rowBase = mul(block.y, kTile);
-    colBase = mul(block.x, kTile);
+    rowBase = mul(block.y, tile);
+    colBase = mul(block.x, tile);
     // Unrolled: with constant indices, LLVM keeps the private accumulator
     // in registers (SROA) instead of local memory.
     Value zero = arith::ConstantOp::create(b, b.getZeroAttr(accType));
@@ -137,29 +142,17 @@ public:
     return launch;
   }
 
-  /// Fills the shared tiles with A's and B's kTile x depthStep pieces at
-  /// `k0`: `threads` threads (`linear` this one) load 2 x kTile x depthStep
+  /// Fills the shared tiles with A's and B's tile x depthStep pieces at
+  /// `k0`: `threads` threads (`linear` this one) load 2 x tile x depthStep
   /// / threads elements each, consecutive threads reading consecutive
   /// addresses; elements past the matrix edges are zeros.
   void loadTiles(Value k0, Value linear, int64_t threads) {
-    loop(0, kTile * depthStep, threads, [&](Value start) {
-      Value e = add(start, linear);
-      // A is [m][k] (k contiguous) or transposed, [k][m].
-      Value mm = shape.transposeLhs ? rem(e, kTile) : div(e, depthStep);
-      Value kk = shape.transposeLhs ? div(e, kTile) : rem(e, depthStep);
-      Value m = add(rowBase, mm), k = add(k0, kk);
-      loadTile(lhs, lhsType, maps[0], m, m, k,
-               arith::AndIOp::create(b, less(m, rows), less(k, depth)), lhsTile,
-               kk, mm);
-      // B is [k][n] (n contiguous) or transposed, [n][k].
-      Value nn = shape.transposeRhs ? div(e, depthStep) : rem(e, kTile);
-      kk = shape.transposeRhs ? rem(e, depthStep) : div(e, kTile);
-      Value n = add(colBase, nn);
-      k = add(k0, kk);
-      loadTile(rhs, rhsType, maps[1], n, n, k,
-               arith::AndIOp::create(b, less(n, cols), less(k, depth)), rhsTile,
-               kk, nn);
-    });
+    // A is [m][k] (k contiguous) or transposed, [k][m]; B is [k][n] (n
+    // contiguous) or transposed, [n][k].
+    loadTile(lhs, maps[0], /*rowLoop=*/0, rows, !shape.transposeLhs, lhsTile,
+             k0, linear, threads);
+    loadTile(rhs, maps[1], /*rowLoop=*/1, cols, shape.transposeRhs, rhsTile, k0,
+             linear, threads);
   }
 
   /// C[m][n] += `value` (C[m][n] = initial + `value` when C's fill was
@@ -183,6 +176,7 @@ public:
   }
 
   gacc::MatmulShape shape;
+  int64_t tile;
   int64_t depthStep;
   bool kMajor;
   Value lhs, rhs, out;
@@ -204,25 +198,91 @@ private:
     return gacc::applyMap(b, map, loopIndex);
   }
 
-  /// Stores `source`'s element at (m, n, k) (zero where `inBounds` is
-  /// false) at position (kk, mn) of a tile: [kk][mn] if k-major, else
-  /// [mn][kk].
-  void loadTile(Value source, Type type, AffineMap map, Value m, Value n,
-                Value k, Value inBounds, Value tile, Value kk, Value mn) {
-    auto branch = scf::IfOp::create(
-        b, inBounds,
-        [&](OpBuilder &nested, Location loc) {
-          Value v = memref::LoadOp::create(nested, loc, source,
-                                           indices(map, m, n, k));
-          scf::YieldOp::create(nested, loc, v);
-        },
-        [&](OpBuilder &nested, Location loc) {
-          Value z =
-              arith::ConstantOp::create(nested, loc, nested.getZeroAttr(type));
-          scf::YieldOp::create(nested, loc, z);
-        });
-    memref::StoreOp::create(b, branch.getResult(0), tile,
-                            kMajor ? ValueRange{kk, mn} : ValueRange{mn, kk});
+  /// How many elements of `operand` one thread moves at a time along its
+  /// innermost dimension: 16 bytes where that dimension is loop `loop`
+  /// (range `extent`) with unit stride and every vector starts 16 bytes
+  /// aligned (the offset, the other strides and `extent` multiples of it;
+  /// arena slots are 64-byte aligned), else 1.
+  int64_t vectorWidth(Value operand, AffineMap map, unsigned loop,
+                      int64_t extent) {
+    auto type = cast<MemRefType>(operand.getType());
+    int64_t width = 16 / (type.getElementTypeBitWidth() / 8);
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) || strides.empty() ||
+        strides.back() != 1 || ShapedType::isDynamic(offset) ||
+        offset % width || extent % width || tile % width || depthStep % width ||
+        map.getResults().back() != b.getAffineDimExpr(batchLoops + loop))
+      return 1;
+    for (AffineExpr result : map.getResults().drop_back())
+      if (result.isFunctionOfDim(batchLoops + loop))
+        return 1;
+    for (int64_t stride : ArrayRef(strides).drop_back())
+      if (ShapedType::isDynamic(stride) || stride % width)
+        return 1;
+    return width;
+  }
+
+  /// Fills `shared` with `operand`'s tile x depthStep piece at (row base,
+  /// `k0`), where loop `rowLoop` (m or n) indexes its rows (`extent` of
+  /// them) and `alongK` says whether K is contiguous in memory: each thread
+  /// loads a vector of consecutive elements at a time where vectorWidth
+  /// allows, stored as a vector where the tile is contiguous the same way.
+  void loadTile(Value operand, AffineMap map, unsigned rowLoop, int64_t extent,
+                bool alongK, Value shared, Value k0, Value linear,
+                int64_t threads) {
+    Value base = rowLoop == 0 ? rowBase : colBase;
+    int64_t contiguousExtent = alongK ? depth : extent;
+    int64_t width =
+        vectorWidth(operand, map, alongK ? 2 : rowLoop, contiguousExtent);
+    Type element = cast<MemRefType>(operand.getType()).getElementType();
+    auto vector = VectorType::get({width}, element);
+    int64_t perLine = (alongK ? depthStep : tile) / width;
+    loop(0, tile * depthStep / width, threads, [&](Value start) {
+      Value e = add(start, linear);
+      Value along = mul(rem(e, perLine), width), across = div(e, perLine);
+      Value kk = alongK ? along : across, rc = alongK ? across : along;
+      Value r = add(base, rc), k = add(k0, kk);
+      Value inBounds =
+          arith::AndIOp::create(b, less(r, extent), less(k, depth));
+      SmallVector<Value> at = indices(map, r, r, k);
+      auto branch = scf::IfOp::create(
+          b, inBounds,
+          [&](OpBuilder &nested, Location loc) {
+            Value v = width == 1
+                          ? memref::LoadOp::create(nested, loc, operand, at)
+                                .getResult()
+                          : vector::LoadOp::create(
+                                nested, loc, vector, operand, at,
+                                /*nontemporal=*/false, llvm::MaybeAlign(16))
+                                .getResult();
+            scf::YieldOp::create(nested, loc, v);
+          },
+          [&](OpBuilder &nested, Location loc) {
+            Type type = width == 1 ? element : Type(vector);
+            Value zero = arith::ConstantOp::create(nested, loc,
+                                                   nested.getZeroAttr(type));
+            scf::YieldOp::create(nested, loc, zero);
+          });
+      Value loaded = branch.getResult(0);
+      auto position = [&](Value kk, Value rc) {
+        return kMajor ? SmallVector<Value>{kk, rc} : SmallVector<Value>{rc, kk};
+      };
+      if (width == 1) {
+        memref::StoreOp::create(b, loaded, shared, position(kk, rc));
+        return;
+      }
+      // The tile is contiguous along K when it holds rows of K.
+      if (alongK != kMajor) {
+        vector::StoreOp::create(b, loaded, shared, position(kk, rc),
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+        return;
+      }
+      for (int64_t i = 0; i < width; ++i)
+        memref::StoreOp::create(
+            b, vector::ExtractOp::create(b, loaded, i), shared,
+            alongK ? position(add(kk, i), rc) : position(kk, add(rc, i)));
+    });
   }
 
   SmallVector<Value> loopIndex;
@@ -231,7 +291,8 @@ private:
 /// The SGEMM kernel for `op` (loops (batch..., m, n, k)), before it.
 void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                      Value initial) {
-  MatmulKernel kernel(op, shape, initial, kSgemmDepth, /*kMajor=*/true);
+  MatmulKernel kernel(op, shape, initial, kTile, kSgemmDepth,
+                      /*kMajor=*/true);
   ImplicitLocOpBuilder &b = kernel.b;
   Type accType = kernel.accType;
   gpu::LaunchOp launch =
@@ -288,17 +349,21 @@ void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
 /// element i of C is C[g + 8 (i / 2)][2t + i % 2].
 void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                           Value initial) {
-  MatmulKernel kernel(op, shape, initial, kMmaDepth, /*kMajor=*/false);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t rows = ranges[ranges.size() - 3], cols = ranges[ranges.size() - 2];
+  int64_t tile = rows >= kLargeTile && cols >= kLargeTile ? kLargeTile : kTile;
+  MatmulKernel kernel(op, shape, initial, tile, kMmaDepth, /*kMajor=*/false);
   ImplicitLocOpBuilder &b = kernel.b;
-  constexpr int64_t mTiles = kWarpTile / kMmaM, nTiles = kWarpTile / kMmaN;
+  int64_t warpTile = tile / 2;
+  int64_t mTiles = warpTile / kMmaM, nTiles = warpTile / kMmaN;
   gpu::LaunchOp launch = kernel.launch(32, kWarps, {mTiles, nTiles, 4});
   // threadIdx.x is the lane, threadIdx.y the warp.
   gpu::KernelDim3 thread = launch.getThreadIds();
   Value lane = thread.x, warp = thread.y;
   Value linear = kernel.add(kernel.mul(warp, 32), lane);
   Value g = kernel.div(lane, 4), t = kernel.rem(lane, 4);
-  Value warpRow = kernel.mul(kernel.div(warp, 2), kWarpTile);
-  Value warpCol = kernel.mul(kernel.rem(warp, 2), kWarpTile);
+  Value warpRow = kernel.mul(kernel.div(warp, 2), warpTile);
+  Value warpCol = kernel.mul(kernel.rem(warp, 2), warpTile);
   Value acc = kernel.acc;
   auto index = [&](int64_t v) { return kernel.index(v); };
   Type f32 = b.getF32Type();

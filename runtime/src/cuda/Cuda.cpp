@@ -31,6 +31,9 @@ struct Driver {
   CUresult (*ctxSynchronize)();
   CUresult (*memAlloc)(CUdeviceptr *, size_t);
   CUresult (*memFree)(CUdeviceptr);
+  // Stream-ordered allocation (CUDA 11.2): optional.
+  CUresult (*memAllocAsync)(CUdeviceptr *, size_t, Handle);
+  CUresult (*memFreeAsync)(CUdeviceptr, Handle);
   CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*memcpy)(CUdeviceptr, CUdeviceptr, size_t);
@@ -75,6 +78,10 @@ const Driver *loadDriver(Status &status) {
     bind("cuCtxSynchronize", driver.ctxSynchronize);
     bind("cuMemAlloc_v2", driver.memAlloc);
     bind("cuMemFree_v2", driver.memFree);
+    driver.memAllocAsync = reinterpret_cast<decltype(driver.memAllocAsync)>(
+        ::dlsym(library, "cuMemAllocAsync"));
+    driver.memFreeAsync = reinterpret_cast<decltype(driver.memFreeAsync)>(
+        ::dlsym(library, "cuMemFreeAsync"));
     bind("cuMemcpyHtoD_v2", driver.memcpyHtoD);
     bind("cuMemcpyDtoH_v2", driver.memcpyDtoH);
     bind("cuMemcpy", driver.memcpy);
@@ -197,6 +204,20 @@ private:
   std::map<void *, std::string> names;
   std::map<std::pair<void *, std::string>, Entry> entries;
 };
+
+/// Whether device 0 allocates on streams from the driver's pool
+/// (cuMemAllocAsync; CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED).
+bool allocatesOnStreams(const Driver &d) {
+  static const bool supported = [&] {
+    constexpr int kMemoryPoolsSupported = 115;
+    CUdevice device = 0;
+    int pools = 0;
+    return d.memAllocAsync && d.memFreeAsync && d.deviceGet(&device, 0) == 0 &&
+           d.deviceGetAttribute(&pools, kMemoryPoolsSupported, device) == 0 &&
+           pools;
+  }();
+  return supported;
+}
 
 /// Device 0's primary context, current on this thread (mgpu* callers).
 void makeCurrent() {
@@ -387,20 +408,30 @@ extern "C" void mgpuStreamSynchronize(void *stream) {
   orDie(check(d, d.streamSynchronize(stream), "cuStreamSynchronize"));
 }
 
-extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *, bool) {
+// A step's scratch (partial sums, values passed between kernels) is
+// allocated and freed on the step's stream, from the driver's pool: a
+// cuMemFree would wait for the whole device at every call of the step.
+extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool) {
   makeCurrent();
   const Driver &d = driverOrDie();
   CUdeviceptr pointer = 0;
-  if (sizeBytes)
+  if (sizeBytes && stream && allocatesOnStreams(d))
+    orDie(check(d, d.memAllocAsync(&pointer, sizeBytes, stream),
+                "cuMemAllocAsync"));
+  else if (sizeBytes)
     orDie(check(d, d.memAlloc(&pointer, sizeBytes), "cuMemAlloc"));
   return reinterpret_cast<void *>(pointer);
 }
 
-extern "C" void mgpuMemFree(void *ptr, void *) {
+extern "C" void mgpuMemFree(void *ptr, void *stream) {
   if (!ptr)
     return;
   const Driver &d = driverOrDie();
-  orDie(check(d, d.memFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree"));
+  auto pointer = reinterpret_cast<CUdeviceptr>(ptr);
+  if (stream && allocatesOnStreams(d))
+    orDie(check(d, d.memFreeAsync(pointer, stream), "cuMemFreeAsync"));
+  else
+    orDie(check(d, d.memFree(pointer), "cuMemFree"));
 }
 
 extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *) {
