@@ -1,12 +1,13 @@
 // The tiled matmul kernels of gacc-cuda-tile-matmuls, run on the CPU by
 // gacc-cuda-emulate-launches (shared-memory tiles, barriers, per-thread
 // accumulators), equal plain loops exactly on small integers: edges that
-// are not multiples of the 64x64 or 128x128 tile or of 16, either operand transposed,
-// a broadcast batch, two batch loops of which each operand reads one, f16
-// operands accumulating in f32 (the tensor-core kernel: its mma.sync
-// computed lane by lane from the fragments' PTX layouts), C accumulated
-// into (C += A·B), and C's fill taken into the kernel (C = v + A·B, C
-// never read).
+// are not multiples of the 64x64 or 128x128 tile or of K's step (16, 32),
+// either operand transposed, a broadcast batch, two batch loops of which
+// each operand reads one, f16 operands accumulating in f32 (the
+// tensor-core kernel: its mma.sync computed lane by lane from the
+// fragments' PTX layouts), f16 operands into f16 (the SGEMM kernel, its
+// 16-byte loads fewer than its threads), C accumulated into (C += A·B),
+// and C's fill taken into the kernel (C = v + A·B, C never read).
 // RUN: gacc-opt %s --gacc-cuda-tile-matmuls --gacc-cuda-emulate-launches \
 // RUN:   --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \
 // RUN:   --lower-affine --convert-vector-to-llvm --finalize-memref-to-llvm --convert-math-to-llvm \
@@ -16,15 +17,16 @@
 // RUN:   -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so \
 // RUN: | FileCheck %s
 
-// Also: the rewrite made kernels out of exactly the seven contractions,
-// and took in the four fills just before them (the references' stay).
+// Also: the rewrite made kernels out of exactly the eight contractions,
+// and took in the five fills just before them (the references' stay).
 // RUN: gacc-opt %s --gacc-cuda-tile-matmuls | FileCheck %s --check-prefix=KERNELS
-// KERNELS-COUNT-7: gpu.launch blocks
+// KERNELS-COUNT-8: gpu.launch blocks
 // KERNELS-NOT: gpu.launch blocks
 // RUN: gacc-opt %s --gacc-cuda-tile-matmuls | grep -c linalg.fill | FileCheck %s --check-prefix=FILLS
-// FILLS: 4
+// FILLS: 5
 
 // CHECK: 0
+// CHECK-NEXT: 0
 // CHECK-NEXT: 0
 // CHECK-NEXT: 0
 // CHECK-NEXT: 0
@@ -365,6 +367,60 @@ func.func @large_tiles_f16() {
   return
 }
 
+// C = A·B all in f16 (the SGEMM kernel: 16-bit operands into a 16-bit C do
+// not go to the tensor cores), K 64 contiguous: 128 vectors of 8 halves
+// per tile of A, fewer than the kernel's 256 threads, so element by
+// element.
+func.func @f16_into_f16() {
+  %a32 = memref.alloc() : memref<72x64xf32>
+  %b32 = memref.alloc() : memref<64x40xf32>
+  %a = memref.alloc() : memref<72x64xf16>
+  %b = memref.alloc() : memref<64x40xf16>
+  %c = memref.alloc() : memref<72x40xf16>
+  %r = memref.alloc() : memref<72x40xf16>
+  %ad = memref.cast %a32 : memref<72x64xf32> to memref<?x?xf32>
+  %bd = memref.cast %b32 : memref<64x40xf32> to memref<?x?xf32>
+  call @fill2(%ad) : (memref<?x?xf32>) -> ()
+  call @fill2(%bd) : (memref<?x?xf32>) -> ()
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a32 : memref<72x64xf32>) outs(%a : memref<72x64xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %h = arith.truncf %x : f32 to f16
+    linalg.yield %h : f16
+  }
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%b32 : memref<64x40xf32>) outs(%b : memref<64x40xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %h = arith.truncf %x : f32 to f16
+    linalg.yield %h : f16
+  }
+  %zero = arith.constant 0.0 : f16
+  linalg.fill ins(%zero : f16) outs(%r : memref<72x40xf16>)
+  linalg.fill ins(%zero : f16) outs(%c : memref<72x40xf16>)
+  linalg.contract indexing_maps = [#mk, #kn, #mn]
+      ins(%a, %b : memref<72x64xf16>, memref<64x40xf16>) outs(%c : memref<72x40xf16>)
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<72x64xf16>, memref<64x40xf16>) outs(%r : memref<72x40xf16>) {
+  ^bb0(%p: f16, %q: f16, %o: f16):
+    %t = arith.mulf %p, %q : f16
+    %u = arith.addf %t, %o : f16
+    linalg.yield %u : f16
+  }
+  %c32 = memref.alloc() : memref<72x40xf32>
+  %r32 = memref.alloc() : memref<72x40xf32>
+  linalg.generic {indexing_maps = [#id2, #id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %r : memref<72x40xf16>, memref<72x40xf16>) outs(%c32, %r32 : memref<72x40xf32>, memref<72x40xf32>) {
+  ^bb0(%x: f16, %y: f16, %o: f32, %p: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    linalg.yield %xe, %ye : f32, f32
+  }
+  %cd = memref.cast %c32 : memref<72x40xf32> to memref<?x?xf32>
+  %rd = memref.cast %r32 : memref<72x40xf32> to memref<?x?xf32>
+  call @print_max_difference2(%cd, %rd) : (memref<?x?xf32>, memref<?x?xf32>) -> ()
+  return
+}
+
 func.func @main() {
   call @transposed_rhs() : () -> ()
   call @transposed_lhs_f16() : () -> ()
@@ -372,5 +428,6 @@ func.func @main() {
   call @two_batches() : () -> ()
   call @several_tiles() : () -> ()
   call @large_tiles_f16() : () -> ()
+  call @f16_into_f16() : () -> ()
   return
 }

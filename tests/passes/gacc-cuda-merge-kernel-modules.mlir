@@ -76,3 +76,23 @@ func.func @repeated_kernels(%a: memref<4xf32>, %b: memref<4xf32>) {
   }
   return
 }
+
+// A kernel's workgroup buffers are marked 16-byte aligned (the tiled
+// matmuls store 16 bytes at a time into them).
+// RUN: gacc-opt %s --gpu-kernel-outlining --gacc-cuda-merge-kernel-modules | FileCheck %s --check-prefix=ALIGN
+// ALIGN: gpu.func @shared_kernel(%{{.*}}: memref<8xf16>) workgroup(%{{.*}} : memref<8xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+func.func @shared(%a: memref<8xf16>) {
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c8, %sy = %c1, %sz = %c1)
+             workgroup(%tile : memref<8xf16, #gpu.address_space<workgroup>>) {
+    %v = memref.load %a[%tx] : memref<8xf16>
+    memref.store %v, %tile[%tx] : memref<8xf16, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %w = memref.load %tile[%tx] : memref<8xf16, #gpu.address_space<workgroup>>
+    memref.store %w, %a[%tx] : memref<8xf16>
+    gpu.terminator
+  }
+  return
+}

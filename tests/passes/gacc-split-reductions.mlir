@@ -99,8 +99,8 @@ func.func @in_loop(%arena: memref<524288xf64>, %s: memref<f64>) {
 
 // -----
 
-// Not split: a maximum, a sum into 512 outputs (as many as 64 partial sums
-// would give), a sum that reads its index, a count with no divisor up to 64
+// Not split: a maximum, a sum into 512 outputs (max-outputs is 64), a sum
+// that reads its index, a count with no divisor up to 64
 // (a prime), a body that reads the running sum twice, and a scalar input
 // that is the output (read anew each iteration).
 // CHECK-LABEL: func.func @kept(

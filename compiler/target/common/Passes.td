@@ -89,7 +89,7 @@ def SplitReductions : GaccPass<"gacc-split-reductions"> {
       linalg.yield %0 : f32
     }
     // becomes, with max-outputs=64 parallelism=64 partial-bytes=64
-    %partial = memref.alloc() : memref<64x16xf32>   // at the function's start
+    %partial = memref.alloca() : memref<64x16xf32>  // at the function's start
     %chunks = memref.expand_shape %w [[0, 1], [2]] output_shape [64, 8, 4608] : ...
     linalg.fill ins(%zero : f32) outs(%partial : memref<64x16xf32>)
     linalg.generic {iterator_types = ["parallel", "reduction", "reduction"]}

@@ -1,9 +1,9 @@
 //===- SplitReductions.cpp - long sums with few outputs as partial sums ---===//
 
 #include "compiler/target/common/Passes.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "passes/ArenaViews.h"
 
 namespace mlir::gacc {
@@ -16,20 +16,34 @@ using utils::IteratorType;
 
 namespace {
 /// Whether `generic` adds into its one output (`out + x`, the output's
-/// block argument used once), over static loops of which at least one is a
-/// reduction, without linalg.index and without reading its output through
-/// an input.
+/// block argument used once) indexed by its parallel loops alone, each once
+/// (a projected permutation), over buffers of static shapes, with at least
+/// one reduction loop, without linalg.index and without reading its output
+/// through an input.
 bool isSplittableSum(linalg::GenericOp generic) {
   if (!generic.hasPureBufferSemantics() || generic.getNumDpsInits() != 1 ||
       generic.getNumReductionLoops() == 0 ||
-      ShapedType::isDynamicShape(generic.getStaticLoopRanges()))
+      !generic->getParentOfType<FunctionOpInterface>())
     return false;
+  for (Value operand : generic->getOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (!type || !type.hasStaticShape())
+      return false;
+  }
   Value out = generic.getDpsInitOperand(0)->get();
-  auto output = dyn_cast<MemRefType>(out.getType());
-  if (!output || !isa<FloatType>(output.getElementType()))
+  Type element = cast<MemRefType>(out.getType()).getElementType();
+  if (!isa<FloatType>(element) || element.getIntOrFloatBitWidth() % 8)
     return false;
+  AffineMap outMap = generic.getIndexingMapsArray().back();
+  if (!outMap.isProjectedPermutation())
+    return false;
+  for (AffineExpr result : outMap.getResults())
+    if (generic.getIteratorTypesArray()[cast<AffineDimExpr>(result)
+                                            .getPosition()] !=
+        IteratorType::parallel)
+      return false;
   for (Value input : generic.getDpsInputs())
-    if (!isa<MemRefType>(input.getType()) || gacc::mayOverlap(input, out))
+    if (gacc::mayOverlap(input, out))
       return false;
   Block &body = generic.getRegion().front();
   if (body.walk([](linalg::IndexOp) { return WalkResult::interrupt(); })
@@ -144,7 +158,7 @@ struct SplitReductionsPass
         if (result == b.getAffineDimExpr(split)) {
           shape.push_back(outer);
           groups.back().push_back(shape.size());
-          shape.push_back(type.getDimSize(i) / outer);
+          shape.push_back(ranges[split] / outer);
           results.push_back(b.getAffineDimExpr(split));
           results.push_back(b.getAffineDimExpr(split + 1));
           continue;
@@ -196,21 +210,24 @@ struct SplitReductionsPass
     // On the stack of the function (outside the memory plan, as small as
     // the partial sums are few), not of each iteration of a loop around the
     // sum (the micro-batches).
-    auto func = sum->getParentOfType<func::FuncOp>();
-    OpBuilder atStart = OpBuilder::atBlockBegin(&func.getBody().front());
+    auto func = sum->getParentOfType<FunctionOpInterface>();
+    OpBuilder atStart =
+        OpBuilder::atBlockBegin(&func.getFunctionBody().front());
     Value partial = memref::AllocaOp::create(
         atStart, loc, MemRefType::get(partialShape, element),
-        atStart.getI64IntegerAttr(std::max<int64_t>(partialBytes, 16)));
+        atStart.getI64IntegerAttr(
+            llvm::PowerOf2Ceil(std::max<int64_t>(partialBytes, 16))));
     Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
     linalg::FillOp::create(b, loc, zero, partial);
     inputMaps.push_back(AffineMap::get(loops, 0, partialResults, context));
-    // The parallel loops first, each kind in its order (the same sums, in
-    // the same order): a reduction between parallel loops would leave the
-    // inner ones to a GPU thread's loop.
-    SmallVector<unsigned> order;
+    // The partial sums' loops first (the CPU shares out the outermost), then
+    // the output's, then the reductions, each in its order (the same sums,
+    // in the same order): a reduction between parallel loops would leave
+    // the inner ones to a GPU thread's loop.
+    SmallVector<unsigned> order(parallelDims);
     for (IteratorType kind : {IteratorType::parallel, IteratorType::reduction})
       for (unsigned dim = 0; dim < loops; ++dim)
-        if (partialIterators[dim] == kind)
+        if (partialIterators[dim] == kind && !llvm::is_contained(order, dim))
           order.push_back(dim);
     SmallVector<AffineExpr> moved(loops);
     SmallVector<IteratorType> orderedIterators;

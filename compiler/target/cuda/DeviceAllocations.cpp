@@ -11,50 +11,57 @@ namespace mlir::gacc {
 using namespace mlir;
 
 namespace {
+/// Device memory in place of `alloc` (a memref.alloc or memref.alloca; its
+/// alignment is the driver's, 256 bytes).
+template <typename AllocLike> Value allocateOnDevice(AllocLike alloc) {
+  OpBuilder b(alloc);
+  auto device = gpu::AllocOp::create(
+      b, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
+      /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
+      alloc.getSymbolOperands(), /*hostShared=*/false);
+  alloc.replaceAllUsesWith(device.getMemref());
+  alloc.erase();
+  return device.getMemref();
+}
+
 struct DeviceAllocationsPass
     : public gacc::impl::DeviceAllocationsBase<DeviceAllocationsPass> {
   void runOnOperation() override {
+    func::FuncOp func = getOperation();
     SmallVector<Operation *> allocations;
-    getOperation()->walk([&](Operation *op) {
+    // Not in kernels (their private memory): the pipeline runs this pass
+    // after outlining, but a function may still hold gpu.launch ops.
+    func->walk([&](Operation *op) {
       if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op) &&
           !op->getParentOfType<gpu::LaunchOp>())
         allocations.push_back(op);
     });
     for (Operation *op : allocations) {
-      OpBuilder b(op);
-      // The function's scratch (gacc-split-reductions' partial sums): device
-      // memory from its start to each return.
-      if (auto alloca = dyn_cast<memref::AllocaOp>(op)) {
-        func::FuncOp func = getOperation();
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        allocateOnDevice(alloc);
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        OpBuilder b(dealloc);
+        gpu::DeallocOp::create(b, dealloc.getLoc(), /*asyncToken=*/Type(),
+                               ValueRange(), dealloc.getMemref());
+        dealloc.erase();
+      } else {
+        // The function's scratch (gacc-split-reductions' partial sums):
+        // device memory from its start to each return.
+        auto alloca = cast<memref::AllocaOp>(op);
         if (alloca->getBlock() != &func.getBody().front()) {
           alloca.emitOpError("on a GPU's host only at a function's start");
           return signalPassFailure();
         }
-        auto device = gpu::AllocOp::create(
-            b, alloca.getLoc(), alloca.getType(), Type(), ValueRange(),
-            alloca.getDynamicSizes(), alloca.getSymbolOperands(),
-            /*hostShared=*/false);
-        func.walk([&](func::ReturnOp ret) {
-          OpBuilder atEnd(ret);
-          gpu::DeallocOp::create(atEnd, ret.getLoc(), Type(), ValueRange(),
-                                 device.getMemref());
+        Value device = allocateOnDevice(alloca);
+        func.walk([&](Operation *exit) {
+          if (!exit->hasTrait<OpTrait::ReturnLike>() ||
+              exit->getParentOp() != func)
+            return;
+          OpBuilder atEnd(exit);
+          gpu::DeallocOp::create(atEnd, exit->getLoc(), Type(), ValueRange(),
+                                 device);
         });
-        alloca.replaceAllUsesWith(device.getMemref());
-        alloca.erase();
-        continue;
       }
-      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-        auto device = gpu::AllocOp::create(
-            b, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
-            /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
-            alloc.getSymbolOperands(), /*hostShared=*/false);
-        alloc.replaceAllUsesWith(device.getMemref());
-      } else {
-        gpu::DeallocOp::create(b, op->getLoc(), /*asyncToken=*/Type(),
-                               ValueRange(),
-                               cast<memref::DeallocOp>(op).getMemref());
-      }
-      op->erase();
     }
   }
 };

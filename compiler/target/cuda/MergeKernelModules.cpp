@@ -11,6 +11,8 @@ namespace mlir::gacc {
 using namespace mlir;
 
 namespace {
+constexpr int64_t kWorkgroupAlignment = 16;
+
 struct MergeKernelModulesPass
     : public gacc::impl::MergeKernelModulesBase<MergeKernelModulesPass> {
   void runOnOperation() override {
@@ -44,6 +46,12 @@ struct MergeKernelModulesPass
         }
         func->moveBefore(merged.getBody(), merged.getBody()->end());
         func.setName(name);
+        // Workgroup buffers 16-byte aligned: the tiled matmuls store 16
+        // bytes at a time into theirs (LLVM would assume the element's).
+        for (unsigned i = 0; i < func.getNumWorkgroupAttributions(); ++i)
+          func.setWorkgroupAttributionAttr(
+              i, LLVM::LLVMDialect::getAlignAttrName(),
+              b.getI64IntegerAttr(kWorkgroupAlignment));
       }
       // The other symbols outlining cloned into each module (the host's
       // constant globals) are copies of one definition: keep one.

@@ -1,13 +1,13 @@
-//===- TileMatmuls.cpp - shared-memory tiled matmul kernels
-//-----------------===//
+//===- TileMatmuls.cpp - shared-memory tiled matmul kernels ---------------===//
 //
-// Both kernels compute a 64x64 tile of C per block, A and B passing through
+// Both kernels compute a tile of C per block, A and B passing through
 // workgroup memory a slice of K at a time (each element loaded once per
-// block instead of once per thread). The classic SGEMM kernel: 16x16
-// threads, each a 4x4 piece of the tile in private memory (registers once
-// LLVM unrolls the constant loops), 16 of K at a time. The tensor-core
-// kernel, for f16/bf16 operands: 4 warps, each a 32x32 piece as 2x4
-// mma.sync m16n8k16 tiles, 32 of K at a time.
+// block instead of once per thread, 16 bytes at a time where aligned). The
+// classic SGEMM kernel: 64x64 tiles, 16x16 threads, each a 4x4 piece of
+// the tile in private memory (registers once LLVM unrolls the constant
+// loops), 16 of K at a time. The tensor-core kernel, for f16/bf16 operands
+// into f32: 4 warps, each a quarter of a 64x64 or 128x128 tile as m16n8k16
+// mma.sync tiles, 32 of K at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -198,20 +198,25 @@ private:
     return gacc::applyMap(b, map, loopIndex);
   }
 
-  /// How many elements of `operand` one thread moves at a time along its
-  /// innermost dimension: 16 bytes where that dimension is loop `loop`
-  /// (range `extent`) with unit stride and every vector starts 16 bytes
-  /// aligned (the offset, the other strides and `extent` multiples of it;
-  /// arena slots are 64-byte aligned), else 1.
+  /// How many elements of `operand` each of `threads` threads moves at a
+  /// time along its innermost dimension: 16 bytes where that dimension is
+  /// loop `loop` (range `extent`) with unit stride, every vector starts 16
+  /// bytes aligned (the offset, the other strides and `extent` multiples
+  /// of it; arena slots are 64-byte aligned), and the tile's vectors are a
+  /// whole number per thread; else 1.
   int64_t vectorWidth(Value operand, AffineMap map, unsigned loop,
-                      int64_t extent) {
+                      int64_t extent, int64_t threads) {
     auto type = cast<MemRefType>(operand.getType());
-    int64_t width = 16 / (type.getElementTypeBitWidth() / 8);
+    int64_t bits = type.getElementTypeBitWidth();
+    if (bits < 8 || bits % 8 || bits > 128)
+      return 1;
+    int64_t width = 16 / (bits / 8);
     SmallVector<int64_t> strides;
     int64_t offset;
     if (failed(type.getStridesAndOffset(strides, offset)) || strides.empty() ||
         strides.back() != 1 || ShapedType::isDynamic(offset) ||
         offset % width || extent % width || tile % width || depthStep % width ||
+        (tile * depthStep / width) % threads ||
         map.getResults().back() != b.getAffineDimExpr(batchLoops + loop))
       return 1;
     for (AffineExpr result : map.getResults().drop_back())
@@ -233,8 +238,8 @@ private:
                 int64_t threads) {
     Value base = rowLoop == 0 ? rowBase : colBase;
     int64_t contiguousExtent = alongK ? depth : extent;
-    int64_t width =
-        vectorWidth(operand, map, alongK ? 2 : rowLoop, contiguousExtent);
+    int64_t width = vectorWidth(operand, map, alongK ? 2 : rowLoop,
+                                contiguousExtent, threads);
     Type element = cast<MemRefType>(operand.getType()).getElementType();
     auto vector = VectorType::get({width}, element);
     int64_t perLine = (alongK ? depthStep : tile) / width;
@@ -350,11 +355,12 @@ void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
 void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                           Value initial) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t rows = ranges[ranges.size() - 3], cols = ranges[ranges.size() - 2];
-  int64_t tile = rows >= kLargeTile && cols >= kLargeTile ? kLargeTile : kTile;
-  MatmulKernel kernel(op, shape, initial, tile, kMmaDepth, /*kMajor=*/false);
+  bool large = ranges[ranges.size() - 3] >= kLargeTile &&
+               ranges[ranges.size() - 2] >= kLargeTile;
+  MatmulKernel kernel(op, shape, initial, large ? kLargeTile : kTile, kMmaDepth,
+                      /*kMajor=*/false);
   ImplicitLocOpBuilder &b = kernel.b;
-  int64_t warpTile = tile / 2;
+  int64_t warpTile = kernel.tile / 2;
   int64_t mTiles = warpTile / kMmaM, nTiles = warpTile / kMmaN;
   gpu::LaunchOp launch = kernel.launch(32, kWarps, {mTiles, nTiles, 4});
   // threadIdx.x is the lane, threadIdx.y the warp.

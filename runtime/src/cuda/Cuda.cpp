@@ -34,6 +34,8 @@ struct Driver {
   // Stream-ordered allocation (CUDA 11.2): optional.
   CUresult (*memAllocAsync)(CUdeviceptr *, size_t, Handle);
   CUresult (*memFreeAsync)(CUdeviceptr, Handle);
+  CUresult (*deviceGetDefaultMemPool)(Handle *, CUdevice);
+  CUresult (*memPoolSetAttribute)(Handle, int, void *);
   CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*memcpy)(CUdeviceptr, CUdeviceptr, size_t);
@@ -82,6 +84,12 @@ const Driver *loadDriver(Status &status) {
         ::dlsym(library, "cuMemAllocAsync"));
     driver.memFreeAsync = reinterpret_cast<decltype(driver.memFreeAsync)>(
         ::dlsym(library, "cuMemFreeAsync"));
+    driver.deviceGetDefaultMemPool =
+        reinterpret_cast<decltype(driver.deviceGetDefaultMemPool)>(
+            ::dlsym(library, "cuDeviceGetDefaultMemPool"));
+    driver.memPoolSetAttribute =
+        reinterpret_cast<decltype(driver.memPoolSetAttribute)>(
+            ::dlsym(library, "cuMemPoolSetAttribute"));
     bind("cuMemcpyHtoD_v2", driver.memcpyHtoD);
     bind("cuMemcpyDtoH_v2", driver.memcpyDtoH);
     bind("cuMemcpy", driver.memcpy);
@@ -165,7 +173,8 @@ public:
 
   void add(void *function, const std::string &shape, double seconds) {
     std::lock_guard<std::mutex> lock(mutex);
-    Entry &entry = entries[{function, shape}];
+    auto name = names.find(function);
+    Entry &entry = entries[{name == names.end() ? "?" : name->second, shape}];
     ++entry.launches;
     entry.seconds += seconds;
   }
@@ -181,7 +190,8 @@ private:
   }
 
   void print() {
-    std::vector<std::pair<std::pair<void *, std::string>, Entry>> rows(
+    std::lock_guard<std::mutex> lock(mutex);
+    std::vector<std::pair<std::pair<std::string, std::string>, Entry>> rows(
         entries.begin(), entries.end());
     std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
       return a.second.seconds > b.second.seconds;
@@ -196,25 +206,35 @@ private:
     for (const auto &[key, entry] : rows)
       std::fprintf(stderr, "%10.3f %6.2f %6lld  %-32s %s\n",
                    entry.seconds * 1e3, 100 * entry.seconds / total,
-                   static_cast<long long>(entry.launches),
-                   names[key.first].c_str(), key.second.c_str());
+                   static_cast<long long>(entry.launches), key.first.c_str(),
+                   key.second.c_str());
   }
 
   std::mutex mutex;
   std::map<void *, std::string> names;
-  std::map<std::pair<void *, std::string>, Entry> entries;
+  /// By kernel name and grid x block.
+  std::map<std::pair<std::string, std::string>, Entry> entries;
 };
 
 /// Whether device 0 allocates on streams from the driver's pool
-/// (cuMemAllocAsync; CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED).
+/// (cuMemAllocAsync; CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED). The pool
+/// keeps what is freed (its release threshold unbounded), so that a step's
+/// scratch is not unmapped at the end of each step and mapped again.
 bool allocatesOnStreams(const Driver &d) {
   static const bool supported = [&] {
     constexpr int kMemoryPoolsSupported = 115;
+    constexpr int kReleaseThreshold = 4; // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
     CUdevice device = 0;
     int pools = 0;
-    return d.memAllocAsync && d.memFreeAsync && d.deviceGet(&device, 0) == 0 &&
-           d.deviceGetAttribute(&pools, kMemoryPoolsSupported, device) == 0 &&
-           pools;
+    if (!d.memAllocAsync || !d.memFreeAsync || d.deviceGet(&device, 0) ||
+        d.deviceGetAttribute(&pools, kMemoryPoolsSupported, device) || !pools)
+      return false;
+    Handle pool = nullptr;
+    uint64_t keepAll = UINT64_MAX;
+    if (d.deviceGetDefaultMemPool && d.memPoolSetAttribute &&
+        d.deviceGetDefaultMemPool(&pool, device) == 0)
+      d.memPoolSetAttribute(pool, kReleaseThreshold, &keepAll);
+    return true;
   }();
   return supported;
 }
@@ -426,6 +446,7 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool) {
 extern "C" void mgpuMemFree(void *ptr, void *stream) {
   if (!ptr)
     return;
+  makeCurrent();
   const Driver &d = driverOrDie();
   auto pointer = reinterpret_cast<CUdeviceptr>(ptr);
   if (stream && allocatesOnStreams(d))
@@ -434,8 +455,13 @@ extern "C" void mgpuMemFree(void *ptr, void *stream) {
     orDie(check(d, d.memFree(pointer), "cuMemFree"));
 }
 
-extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *) {
+extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
+                           void *stream) {
   const Driver &d = driverOrDie();
+  // After what the stream has queued (its allocations among them): the
+  // copy itself runs on the legacy stream.
+  if (stream)
+    orDie(check(d, d.streamSynchronize(stream), "cuStreamSynchronize"));
   // Unified addressing: the driver tells host from device pointers.
   orDie(check(d,
               d.memcpy(reinterpret_cast<CUdeviceptr>(dst),
