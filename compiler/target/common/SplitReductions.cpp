@@ -141,21 +141,15 @@ struct SplitReductionsPass
       AffineMap map = sum.getMatchingIndexingMap(operand);
       Value input = operand->get();
       SmallVector<AffineExpr> results;
-      if (!splitLoop) {
-        inputs.push_back(input);
-        inputMaps.push_back(
-            map.replaceDimsAndSymbols(replacements, {}, loops, 0));
-        continue;
-      }
       // Each result that is the split loop becomes two dimensions.
-      auto [split, outer] = *splitLoop;
       auto type = cast<MemRefType>(input.getType());
       SmallVector<ReassociationIndices> groups;
       SmallVector<int64_t> shape;
       for (auto [i, result] : llvm::enumerate(map.getResults())) {
         groups.emplace_back();
         groups.back().push_back(shape.size());
-        if (result == b.getAffineDimExpr(split)) {
+        if (splitLoop && result == b.getAffineDimExpr(splitLoop->first)) {
+          auto [split, outer] = *splitLoop;
           shape.push_back(outer);
           groups.back().push_back(shape.size());
           shape.push_back(ranges[split] / outer);

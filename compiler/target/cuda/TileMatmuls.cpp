@@ -149,9 +149,9 @@ public:
   void loadTiles(Value k0, Value linear, int64_t threads) {
     // A is [m][k] (k contiguous) or transposed, [k][m]; B is [k][n] (n
     // contiguous) or transposed, [n][k].
-    loadTile(lhs, maps[0], /*rowLoop=*/0, rows, !shape.transposeLhs, lhsTile,
-             k0, linear, threads);
-    loadTile(rhs, maps[1], /*rowLoop=*/1, cols, shape.transposeRhs, rhsTile, k0,
+    loadTile(lhs, maps[0], /*rowLoop=*/0, !shape.transposeLhs, lhsTile, k0,
+             linear, threads);
+    loadTile(rhs, maps[1], /*rowLoop=*/1, shape.transposeRhs, rhsTile, k0,
              linear, threads);
   }
 
@@ -229,14 +229,14 @@ private:
   }
 
   /// Fills `shared` with `operand`'s tile x depthStep piece at (row base,
-  /// `k0`), where loop `rowLoop` (m or n) indexes its rows (`extent` of
-  /// them) and `alongK` says whether K is contiguous in memory: each thread
-  /// loads a vector of consecutive elements at a time where vectorWidth
-  /// allows, stored as a vector where the tile is contiguous the same way.
-  void loadTile(Value operand, AffineMap map, unsigned rowLoop, int64_t extent,
-                bool alongK, Value shared, Value k0, Value linear,
-                int64_t threads) {
+  /// `k0`), where loop `rowLoop` (m or n) indexes its rows and `alongK` says
+  /// whether K is contiguous in memory: each thread loads a vector of
+  /// consecutive elements at a time where vectorWidth allows, stored as a
+  /// vector where the tile is contiguous the same way.
+  void loadTile(Value operand, AffineMap map, unsigned rowLoop, bool alongK,
+                Value shared, Value k0, Value linear, int64_t threads) {
     Value base = rowLoop == 0 ? rowBase : colBase;
+    int64_t extent = rowLoop == 0 ? rows : cols;
     int64_t contiguousExtent = alongK ? depth : extent;
     int64_t width = vectorWidth(operand, map, alongK ? 2 : rowLoop,
                                 contiguousExtent, threads);

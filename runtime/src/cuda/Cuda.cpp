@@ -66,9 +66,12 @@ const Driver *loadDriver(Status &status) {
       return;
     }
     bool complete = true;
-    auto bind = [&](const char *name, auto &slot) {
+    auto bindOptional = [&](const char *name, auto &slot) {
       slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
           ::dlsym(library, name));
+    };
+    auto bind = [&](const char *name, auto &slot) {
+      bindOptional(name, slot);
       complete &= slot != nullptr;
     };
     bind("cuInit", driver.init);
@@ -80,16 +83,10 @@ const Driver *loadDriver(Status &status) {
     bind("cuCtxSynchronize", driver.ctxSynchronize);
     bind("cuMemAlloc_v2", driver.memAlloc);
     bind("cuMemFree_v2", driver.memFree);
-    driver.memAllocAsync = reinterpret_cast<decltype(driver.memAllocAsync)>(
-        ::dlsym(library, "cuMemAllocAsync"));
-    driver.memFreeAsync = reinterpret_cast<decltype(driver.memFreeAsync)>(
-        ::dlsym(library, "cuMemFreeAsync"));
-    driver.deviceGetDefaultMemPool =
-        reinterpret_cast<decltype(driver.deviceGetDefaultMemPool)>(
-            ::dlsym(library, "cuDeviceGetDefaultMemPool"));
-    driver.memPoolSetAttribute =
-        reinterpret_cast<decltype(driver.memPoolSetAttribute)>(
-            ::dlsym(library, "cuMemPoolSetAttribute"));
+    bindOptional("cuMemAllocAsync", driver.memAllocAsync);
+    bindOptional("cuMemFreeAsync", driver.memFreeAsync);
+    bindOptional("cuDeviceGetDefaultMemPool", driver.deviceGetDefaultMemPool);
+    bindOptional("cuMemPoolSetAttribute", driver.memPoolSetAttribute);
     bind("cuMemcpyHtoD_v2", driver.memcpyHtoD);
     bind("cuMemcpyDtoH_v2", driver.memcpyDtoH);
     bind("cuMemcpy", driver.memcpy);
