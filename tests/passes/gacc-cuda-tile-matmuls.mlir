@@ -175,3 +175,60 @@ func.func @dynamic(%a: memref<?x8xf32>, %b: memref<8x8xf32>, %c: memref<?x8xf32>
       ins(%a, %b : memref<?x8xf32>, memref<8x8xf32>) outs(%c : memref<?x8xf32>)
   return
 }
+
+// -----
+
+// An embedding's gradient (gacc.embedding_gradient: one_hot(ids)ᵀ · dy, the
+// ids read from the batch arena): a thread per column of C and a range of
+// its rows (here all 5 in each of 5 one-row blocks), adding the row of dy of
+// each id in its range in position order (ids outside it add nothing), the
+// bf16 rows widened. The one-hot and the product go; the zero fill stays.
+#ids = affine_map<(d0, d1, d2) -> (d0, d1)>
+#hot = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#hotT = affine_map<(d0, d1, d2) -> (d2, d0)>
+#dy = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @embedding_gradient
+// CHECK-NOT: linalg.generic
+// CHECK: %[[IDS:.*]] = memref.view
+// CHECK: linalg.fill
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[IDS]] {{\[\[}}0, 1]] : memref<2x3xi32> into memref<6xi32>
+// CHECK: gpu.launch blocks(%{{[a-z0-9_]+}}, %[[BY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c1, %{{[a-z0-9_]+}} = %c5, %{{[a-z0-9_]+}} = %c1)
+// CHECK-SAME: threads(%[[TX:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c128, %{{[a-z0-9_]+}} = %c1, %{{[a-z0-9_]+}} = %c1)
+// CHECK: %[[END:.*]] = arith.minui
+// CHECK: scf.if
+// CHECK: scf.for %[[P:.*]] = %c0 to %c6 step %c1
+// CHECK: %[[RAW:.*]] = memref.load %[[FLAT]][%[[P]]]
+// CHECK: %[[ID:.*]] = arith.index_cast %[[RAW]]
+// CHECK-DAG: arith.cmpi sge, %[[ID]], %[[BY]]
+// CHECK-DAG: arith.cmpi slt, %[[ID]], %[[END]]
+// CHECK: scf.if
+// CHECK: %[[ROW:.*]] = memref.load %arg2[%[[P]], %[[TX]]] : memref<6x4xbf16>
+// CHECK: %[[WIDE:.*]] = arith.extf %[[ROW]] : bf16 to f32
+// CHECK: %[[OLD:.*]] = memref.load %arg3[%[[ID]], %[[TX]]]
+// CHECK: %[[SUM:.*]] = arith.addf %[[OLD]], %[[WIDE]]
+// CHECK: memref.store %[[SUM]], %arg3[%[[ID]], %[[TX]]]
+// CHECK-NOT: linalg.contract
+// CHECK: return
+func.func @embedding_gradient(%batch: memref<?xi8> {gacc.arena = "batch"}, %hot: memref<2x3x5xbf16>, %dy: memref<6x4xbf16>, %c: memref<5x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %ids = memref.view %batch[%c0][] : memref<?xi8> to memref<2x3xi32>
+  %zero = arith.constant 0.0 : bf16
+  %one = arith.constant 1.0 : bf16
+  %fzero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#ids, #hot], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ids : memref<2x3xi32>) outs(%hot : memref<2x3x5xbf16>) {
+  ^bb0(%id: i32, %o: bf16):
+    %v = linalg.index 2 : index
+    %vi = arith.index_cast %v : index to i32
+    %hit = arith.cmpi eq, %id, %vi : i32
+    %x = arith.select %hit, %one, %zero : bf16
+    linalg.yield %x : bf16
+  }
+  %flat = memref.collapse_shape %hot [[0, 1], [2]] : memref<2x3x5xbf16> into memref<6x5xbf16>
+  linalg.fill ins(%fzero : f32) outs(%c : memref<5x4xf32>)
+  linalg.contract indexing_maps = [#hotT, #dy, #c]
+      ins(%flat, %dy : memref<6x5xbf16>, memref<6x4xbf16>) outs(%c : memref<5x4xf32>)
+      {gacc.embedding_gradient}
+  return
+}

@@ -1,8 +1,14 @@
 //===- Contractions.cpp - named contractions read as matmuls ----------------===//
 
 #include "compiler/target/common/Contractions.h"
+#include "dialects/gacc/GaccDialect.h"
+#include "dialects/gacc/GaccOps.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
+using namespace mlir::gacc;
 
 /// Whether `expr` is the loop dimension `dim`.
 static bool isDim(AffineExpr expr, unsigned dim) {
@@ -63,4 +69,101 @@ SmallVector<unsigned> gacc::getBatchLoops(AffineMap map) {
   for (AffineExpr expr : map.getResults().drop_back(2))
     loops.push_back(cast<AffineDimExpr>(expr).getPosition());
   return loops;
+}
+
+/// Whether `generic` is a one-hot of its one input, the ids: element
+/// [i..., v] = (ids[i...] == v) ? 1 : 0, as gacc.one_hot lowers.
+static bool isOneHot(linalg::GenericOp generic) {
+  if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops())
+    return false;
+  Block &body = generic.getRegion().front();
+  auto select =
+      body.getTerminator()->getOperand(0).getDefiningOp<arith::SelectOp>();
+  auto compare =
+      select ? select.getCondition().getDefiningOp<arith::CmpIOp>() : nullptr;
+  if (!compare || compare.getPredicate() != arith::CmpIPredicate::eq ||
+      !matchPattern(select.getTrueValue(), m_OneFloat()) ||
+      !matchPattern(select.getFalseValue(), m_AnyZeroFloat()))
+    return false;
+  Value id = body.getArgument(0);
+  Value other = compare.getLhs() == id   ? compare.getRhs()
+                : compare.getRhs() == id ? compare.getLhs()
+                                         : Value();
+  auto cast = other ? other.getDefiningOp<arith::IndexCastOp>() : nullptr;
+  auto index = cast ? cast.getIn().getDefiningOp<linalg::IndexOp>() : nullptr;
+  return index && index.getDim() == generic.getNumLoops() - 1;
+}
+
+/// Whether `ids` are contiguous and read from the batch arena, which the
+/// step never writes or frees: the runtime reads them at the product, after
+/// the one-hot, their last reader as far as buffer planning knew.
+static bool isBatchInput(Value ids) {
+  auto type = cast<MemRefType>(ids.getType());
+  if (!isa<IntegerType>(type.getElementType()) ||
+      !memref::isStaticShapeAndContiguousRowMajor(type))
+    return false;
+  while (Operation *def = ids.getDefiningOp()) {
+    if (!isa<memref::ViewOp, memref::SubViewOp, memref::CollapseShapeOp,
+             memref::ExpandShapeOp, memref::CastOp>(def))
+      return false;
+    ids = def->getOperand(0);
+  }
+  auto argument = dyn_cast<BlockArgument>(ids);
+  auto function =
+      argument
+          ? dyn_cast<FunctionOpInterface>(argument.getOwner()->getParentOp())
+          : FunctionOpInterface();
+  if (!function)
+    return false;
+  // The argument says so, or it is the batch argument of an entry point
+  // (whose arguments are kArenaRoles in order; bufferization drops the
+  // argument attributes).
+  auto arena = function.getArgAttrOfType<StringAttr>(
+      argument.getArgNumber(), GaccDialect::ArenaAttrHelper::getNameStr());
+  if (arena)
+    return arena.getValue() == "batch";
+  StringRef name = SymbolTable::getSymbolName(function).getValue();
+  return (name == "gacc_step" || name == "gacc_eval") &&
+         function.getNumArguments() == std::size(kArenaRoles) &&
+         kArenaRoles[argument.getArgNumber()] == "batch";
+}
+
+std::optional<gacc::EmbeddingGradient>
+gacc::getEmbeddingGradient(linalg::LinalgOp op) {
+  std::optional<MatmulShape> shape = getMatmulShape(op);
+  if (!op->hasAttr(GaccDialect::EmbeddingGradientAttrHelper::getNameStr()) ||
+      !shape || !shape->transposeLhs || shape->transposeRhs ||
+      op.getNumLoops() != 3)
+    return std::nullopt;
+  Value buffer = op.getDpsInputs()[0];
+  SmallVector<Operation *> views;
+  while (isa_and_present<memref::CollapseShapeOp, memref::ExpandShapeOp>(
+      buffer.getDefiningOp())) {
+    views.push_back(buffer.getDefiningOp());
+    buffer = buffer.getDefiningOp()->getOperand(0);
+  }
+  // The nearest op before that touches the buffer must be the one-hot.
+  linalg::GenericOp writer;
+  for (Operation *before = op->getPrevNode(); before && !writer;
+       before = before->getPrevNode()) {
+    if (llvm::is_contained(views, before) ||
+        !llvm::is_contained(before->getOperands(), buffer))
+      continue;
+    auto generic = dyn_cast<linalg::GenericOp>(before);
+    if (!generic || !isOneHot(generic) || generic.getDpsInits()[0] != buffer)
+      return std::nullopt;
+    writer = generic;
+  }
+  if (!writer || !isBatchInput(writer.getDpsInputs()[0]))
+    return std::nullopt;
+  // Nothing but the writer, the views and the product reads any of them.
+  auto ours = [&](Operation *user) {
+    return user == writer || user == op || llvm::is_contained(views, user);
+  };
+  bool onlyUse = llvm::all_of(buffer.getUsers(), ours) &&
+                 llvm::all_of(views, [&](Operation *view) {
+                   return llvm::all_of(view->getUsers(), ours);
+                 });
+  return EmbeddingGradient{writer, writer.getDpsInputs()[0], onlyUse};
 }

@@ -31,6 +31,27 @@ std::optional<MatmulShape> getMatmulShape(linalg::LinalgOp op);
 /// in order: its results but the last two.
 SmallVector<unsigned> getBatchLoops(AffineMap map);
 
+/// The gradient of an embedding table, `one_hot(ids)ᵀ · dy`, as targets
+/// that add rows of dy instead of multiplying see it.
+struct EmbeddingGradient {
+  /// The generic that wrote the product's lhs, whose only input is `ids`.
+  linalg::GenericOp oneHot;
+  /// Read from the batch arena, which the step never writes or frees: still
+  /// there at the product, after the one-hot, their last reader as far as
+  /// buffer planning knew.
+  Value ids;
+  /// Nothing but the product reads the one-hot (a planned workspace view
+  /// may be shared with other lifetimes), so that it can go.
+  bool oneHotOnlyUse;
+};
+
+/// `op` as an embedding's gradient: a contraction marked
+/// gacc.embedding_gradient (loops (v, d, p), C[v, d] += A[p, v] · B[p, d])
+/// whose A the one-hot of contiguous batch ids wrote, through reshaping
+/// views, as the nearest op before it that touches A. std::nullopt when
+/// the IR is not that.
+std::optional<EmbeddingGradient> getEmbeddingGradient(linalg::LinalgOp op);
+
 } // namespace mlir::gacc
 
 #endif // GACC_COMPILER_TARGET_COMMON_CONTRACTIONS_H

@@ -5,9 +5,7 @@
 #include "dialects/gacc/GaccOps.h"
 #include "mlir/Dialect/Func/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::gacc {
@@ -74,115 +72,13 @@ linalg::FillOp findZeroInit(Operation *op, Value out) {
   return {};
 }
 
-/// Whether `generic` is a one-hot of its one input, the ids: element
-/// [i..., v] = (ids[i...] == v) ? 1 : 0, as gacc.one_hot lowers.
-bool isOneHot(linalg::GenericOp generic) {
-  if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
-      generic.getNumLoops() != generic.getNumParallelLoops())
-    return false;
-  Block &body = generic.getRegion().front();
-  auto select =
-      body.getTerminator()->getOperand(0).getDefiningOp<arith::SelectOp>();
-  auto compare =
-      select ? select.getCondition().getDefiningOp<arith::CmpIOp>() : nullptr;
-  if (!compare || compare.getPredicate() != arith::CmpIPredicate::eq ||
-      !matchPattern(select.getTrueValue(), m_OneFloat()) ||
-      !matchPattern(select.getFalseValue(), m_AnyZeroFloat()))
-    return false;
-  Value id = body.getArgument(0);
-  Value other = compare.getLhs() == id   ? compare.getRhs()
-                : compare.getRhs() == id ? compare.getLhs()
-                                         : Value();
-  auto cast = other ? other.getDefiningOp<arith::IndexCastOp>() : nullptr;
-  auto index = cast ? cast.getIn().getDefiningOp<linalg::IndexOp>() : nullptr;
-  return index && index.getDim() == generic.getNumLoops() - 1;
-}
-
-/// Whether `ids` are contiguous and read from the batch arena, which the
-/// step never writes or frees: the runtime reads them at the product, after
-/// the one-hot, their last reader as far as buffer planning knew.
-bool isBatchInput(Value ids) {
-  auto type = cast<MemRefType>(ids.getType());
-  if (!isa<IntegerType>(type.getElementType()) ||
-      !memref::isStaticShapeAndContiguousRowMajor(type))
-    return false;
-  while (Operation *def = ids.getDefiningOp()) {
-    if (!isa<memref::ViewOp, memref::SubViewOp, memref::CollapseShapeOp,
-             memref::ExpandShapeOp, memref::CastOp>(def))
-      return false;
-    ids = def->getOperand(0);
-  }
-  auto argument = dyn_cast<BlockArgument>(ids);
-  auto function =
-      argument
-          ? dyn_cast<FunctionOpInterface>(argument.getOwner()->getParentOp())
-          : FunctionOpInterface();
-  if (!function)
-    return false;
-  // The argument says so, or it is the batch argument of an entry point
-  // (whose arguments are kArenaRoles in order; bufferization drops the
-  // argument attributes).
-  auto arena = function.getArgAttrOfType<StringAttr>(
-      argument.getArgNumber(), GaccDialect::ArenaAttrHelper::getNameStr());
-  if (arena)
-    return arena.getValue() == "batch";
-  StringRef name = SymbolTable::getSymbolName(function).getValue();
-  return (name == "gacc_step" || name == "gacc_eval") &&
-         function.getNumArguments() == std::size(kArenaRoles) &&
-         kArenaRoles[argument.getArgNumber()] == "batch";
-}
-
-/// For a contraction marked gacc.embedding_gradient (`one_hot(ids)ᵀ · dy`):
-/// the one-hot generic that last wrote its lhs (through reshaping views),
-/// whose only input is the ids. Null when the IR is not that. Sets
-/// `onlyUse` when nothing else uses the one-hot's buffer (a planned
-/// workspace view may be shared with other lifetimes), so that it can go.
-linalg::GenericOp findOneHot(linalg::LinalgOp op, bool &onlyUse) {
-  std::optional<MatmulShape> shape = getMatmulShape(op);
-  if (!op->hasAttr(GaccDialect::EmbeddingGradientAttrHelper::getNameStr()) ||
-      !shape || !shape->transposeLhs || shape->transposeRhs ||
-      op.getNumLoops() != 3)
-    return {};
-  Value buffer = op.getDpsInputs()[0];
-  SmallVector<Operation *> views;
-  while (isa_and_present<memref::CollapseShapeOp, memref::ExpandShapeOp>(
-      buffer.getDefiningOp())) {
-    views.push_back(buffer.getDefiningOp());
-    buffer = buffer.getDefiningOp()->getOperand(0);
-  }
-  // The nearest op before that touches the buffer must be the one-hot.
-  linalg::GenericOp writer;
-  for (Operation *before = op->getPrevNode(); before && !writer;
-       before = before->getPrevNode()) {
-    if (llvm::is_contained(views, before) ||
-        !llvm::is_contained(before->getOperands(), buffer))
-      continue;
-    auto generic = dyn_cast<linalg::GenericOp>(before);
-    if (!generic || !isOneHot(generic) || generic.getDpsInits()[0] != buffer)
-      return {};
-    writer = generic;
-  }
-  if (!writer || !isBatchInput(writer.getDpsInputs()[0]))
-    return {};
-  // Nothing but the writer, the views and the product reads any of them.
-  auto ours = [&](Operation *user) {
-    return user == writer || user == op || llvm::is_contained(views, user);
-  };
-  onlyUse = writer && llvm::all_of(buffer.getUsers(), ours) &&
-            llvm::all_of(views, [&](Operation *view) {
-              return llvm::all_of(view->getUsers(), ours);
-            });
-  return writer;
-}
-
-/// Replaces the embedding gradient `op` (see findOneHot) by the runtime's
-/// row additions, `gacc_cpu_embedding_gradient_<float>_<id>(ids, dy, C,
-/// accumulate)`, and drops the one-hot when `eraseOneHot`. False when the
-/// runtime has no kernel for the types.
+/// Replaces the embedding gradient `op` by the runtime's row additions,
+/// `gacc_cpu_embedding_gradient_<float>_<id>(ids, dy, C, accumulate)`, and
+/// drops the one-hot where nothing else reads it. False when the runtime
+/// has no kernel for the types.
 bool addRowsInstead(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
-                    linalg::GenericOp oneHot, bool eraseOneHot,
-                    bool accumulate) {
-  Value ids = oneHot.getDpsInputs()[0], dy = op.getDpsInputs()[1],
+                    EmbeddingGradient gradient, bool accumulate) {
+  Value ids = gradient.ids, dy = op.getDpsInputs()[1],
         out = op.getDpsInits()[0];
   auto idType = cast<MemRefType>(ids.getType()).getElementType();
   auto element = cast<MemRefType>(out.getType()).getElementType();
@@ -213,8 +109,8 @@ bool addRowsInstead(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
           memref::CastOp::create(b, loc, unranked, out),
           arith::ConstantIntOp::create(b, loc, b.getI32Type(), accumulate)});
   op.erase();
-  if (eraseOneHot)
-    oneHot.erase();
+  if (gradient.oneHotOnlyUse)
+    gradient.oneHot.erase();
   return true;
 }
 
@@ -235,10 +131,10 @@ struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> 
       };
       Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
       Value out = op.getDpsInits()[0];
-      bool onlyUse = false;
-      if (linalg::GenericOp oneHot = findOneHot(op, onlyUse)) {
+      if (std::optional<EmbeddingGradient> gradient =
+              getEmbeddingGradient(op)) {
         linalg::FillOp zeroInit = findZeroInit(op, out);
-        if (addRowsInstead(b, module, op, oneHot, onlyUse, !zeroInit)) {
+        if (addRowsInstead(b, module, op, *gradient, !zeroInit)) {
           if (zeroInit)
             zeroInit.erase();
           continue;
