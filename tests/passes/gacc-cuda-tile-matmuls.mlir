@@ -5,34 +5,57 @@
 #mn = affine_map<(m, n, k) -> (m, n)>
 
 // x·wᵀ (a linear layer): 2x4 blocks of 16x16 threads for a 70x200 C, two
-// 16x64 tiles in workgroup memory, a 4x4 accumulator per thread, 49 steps
-// of 16 through K with a barrier after loading and after using each tile,
-// loads past the edges are zeros and stores past them skipped. K is
-// contiguous in both operands and 784 a multiple of 4: each thread loads 4
-// floats at a time (16 bytes), one vector of each operand per step, and
-// stores them into the k-major tiles one by one.
+// stages of 16x64 tiles of each operand in workgroup memory, a 4x4
+// accumulator per thread, 49 steps of 16 through K; loads past the edges
+// are zeros and stores past them skipped. K is contiguous in both operands
+// and 784 a multiple of 4: each thread loads 4 floats at a time (16 bytes),
+// one vector of each operand per step, into its staging registers, and
+// stores them into the k-major tiles one by one. The first slice goes into
+// stage 0 before the loop; in the loop, the next slice is loaded before
+// the multiplication of this stage's tiles and stored into the other
+// stage's after it, then one barrier.
 // CHECK-LABEL: func.func @linear
 // CHECK-SAME: (%[[X:.*]]: memref<70x784xf32>, %[[W:.*]]: memref<200x784xf32>, %[[Y:.*]]: memref<70x200xf32>)
 // CHECK-NOT: linalg.contract
 // CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %[[BY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c4, %{{[a-z0-9_]+}} = %c2, %{{[a-z0-9_]+}} = %c1)
 // CHECK-SAME: threads(%[[TX:[a-z0-9_]+]], %[[TY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c1)
-// CHECK-SAME: workgroup(%[[TA:[a-z0-9_]+]] : memref<16x64xf32, #gpu.address_space<workgroup>>, %[[TB:[a-z0-9_]+]] : memref<16x64xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME: private(%[[ACC:[a-z0-9_]+]] : memref<4x4xf32, #gpu.address_space<private>>)
+// CHECK-SAME: workgroup(%[[TA:[a-z0-9_]+]] : memref<2x16x64xf32, #gpu.address_space<workgroup>>, %[[TB:[a-z0-9_]+]] : memref<2x16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: private(%[[SA:[a-z0-9_]+]] : memref<4xf32, #gpu.address_space<private>>, %[[SB:[a-z0-9_]+]] : memref<4xf32, #gpu.address_space<private>>, %[[ACC:[a-z0-9_]+]] : memref<4x4xf32, #gpu.address_space<private>>)
 // CHECK-COUNT-16: memref.store %{{.*}}, %[[ACC]]
-// CHECK: scf.for %[[K0:[a-z0-9_]+]] = %c0 to %c784 step %c16 {
 // CHECK: scf.if
 // CHECK: vector.load %[[X]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<70x784xf32>, vector<4xf32>
 // CHECK: else
-// CHECK-COUNT-4: memref.store %{{.*}}, %[[TA]]
-// CHECK: scf.if
+// CHECK: vector.store %{{.*}}, %[[SA]][%c0]
 // CHECK: vector.load %[[W]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<200x784xf32>, vector<4xf32>
-// CHECK-COUNT-4: memref.store %{{.*}}, %[[TB]]
+// CHECK: vector.store %{{.*}}, %[[SB]][%c0]
+// CHECK: vector.load %[[SA]][%c0]
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[TA]][%c0,
+// CHECK: vector.load %[[SB]][%c0]
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[TB]][%c0,
 // CHECK: gpu.barrier
-// CHECK: scf.for %{{[a-z0-9_]+}} = %c0 to %c16 step %c1 {
-// CHECK-COUNT-4: memref.load %[[TA]]
-// CHECK-COUNT-16: arith.mulf
-// CHECK: gpu.barrier
+// CHECK: scf.for %[[K0:[a-z0-9_]+]] = %c0 to %c784 step %c16 {
+// CHECK: %[[SLICE:.*]] = arith.divui %[[K0]], %c16
+// CHECK: %[[STAGE:.*]] = arith.remui %[[SLICE]], %c2
+// CHECK: %[[NEXT:.*]] = arith.addi %[[K0]], %c16
+// CHECK: %[[MORE:.*]] = arith.cmpi ult, %[[NEXT]], %c784
+// CHECK: scf.if %[[MORE]] {
+// CHECK: vector.load %[[X]]
+// CHECK: vector.store %{{.*}}, %[[SA]][%c0]
+// CHECK: vector.load %[[W]][
+// CHECK: vector.store %{{.*}}, %[[SB]][%c0]
 // CHECK: }
+// CHECK: scf.for %{{[a-z0-9_]+}} = %c0 to %c16 step %c1 {
+// CHECK-COUNT-4: memref.load %[[TA]][%[[STAGE]],
+// CHECK-COUNT-16: arith.mulf
+// CHECK: }
+// CHECK: scf.if %[[MORE]] {
+// CHECK: %[[AFTER:.*]] = arith.addi %[[STAGE]], %c1
+// CHECK: %[[OTHER:.*]] = arith.remui %[[AFTER]], %c2
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[TA]][%[[OTHER]],
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[TB]][%[[OTHER]],
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: }
 // CHECK-COUNT-16: scf.if
 // CHECK: gpu.terminator
 func.func @linear(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %y: memref<70x200xf32>) {
@@ -96,20 +119,21 @@ func.func @filled(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %arena: memre
 // row packed into each i32 register. Each thread loads 8 elements (16
 // bytes) at a time: A's, contiguous along K, go into a row of its tile as
 // one vector; B's, contiguous along N, one by one down a row of K each.
+// Two stages, as in @linear.
 // CHECK-LABEL: func.func @bf16
 // CHECK-DAG: %[[WARPS:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[LANES:.*]] = arith.constant 32 : index
 // CHECK: gpu.launch blocks({{[^)]*}}) in ({{[^)]*}}) threads({{[^)]*}}) in (%{{[^ ]*}} = %[[LANES]], %{{[^ ]*}} = %[[WARPS]], %{{[^ ]*}} = %{{[^)]*}})
-// CHECK-SAME: workgroup(%[[A:.*]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<64x40xbf16, #gpu.address_space<workgroup>>)
-// CHECK-SAME: private(%{{.*}} : memref<2x4x4xf32, #gpu.address_space<private>>)
+// CHECK-SAME: workgroup(%[[A:.*]] : memref<2x64x40xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<2x64x40xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: private(%{{.*}} : memref<16xbf16, #gpu.address_space<private>>, %{{.*}} : memref<16xbf16, #gpu.address_space<private>>, %{{.*}} : memref<2x4x4xf32, #gpu.address_space<private>>)
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<8x8xbf16>, vector<8xbf16>
-// CHECK: vector.store %{{.*}}, %[[A]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<8x8xbf16>, vector<8xbf16>
-// CHECK-COUNT-8: memref.store %{{.*}}, %[[B]]
+// CHECK: vector.store %{{.*}}, %[[A]][%c0, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x64x40xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[B]][%c0,
 // CHECK: gpu.barrier
-// CHECK: memref.load %[[A]][%[[ROW:.*]], %{{.*}}]
+// CHECK: memref.load %[[A]][%[[STAGE:.*]], %[[ROW:.*]], %{{.*}}]
 // CHECK-NEXT: arith.addi
-// CHECK-NEXT: memref.load %[[A]][%[[ROW]], %{{.*}}]
+// CHECK-NEXT: memref.load %[[A]][%[[STAGE]], %[[ROW]], %{{.*}}]
 // CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xbf16>
 // CHECK: llvm.bitcast %{{.*}} : vector<2xbf16> to i32
 // CHECK-COUNT-16: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
@@ -133,19 +157,19 @@ func.func @bf16(%a: memref<8x8xbf16>, %b: memref<8x8xbf16>, %c: memref<8x8xf32>)
 // The other operands are vectors.
 // CHECK-LABEL: func.func @unaligned
 // CHECK-SAME: (%[[LOGITS:[^:]*]]: memref<16x50257xf32>, %[[W:[^:]*]]: memref<50257x8xf32>, %[[VIEW:[^:]*]]: memref<16x64xf32, strided<[64, 1], offset: 2>>, %[[V:[^:]*]]: memref<64x8xf32>, %[[AT:[^:]*]]: memref<16x64xf32>, %[[BT:[^:]*]]: memref<64x8xf32, strided<[1, 64]>>
-// CHECK-NOT: vector.load %[[LOGITS]]
-// CHECK-NOT: vector.load %[[VIEW]]
-// CHECK-NOT: vector.load %[[BT]]
-// CHECK: vector.load %[[W]]
-// CHECK-NOT: vector.load %[[LOGITS]]
-// CHECK-NOT: vector.load %[[VIEW]]
-// CHECK-NOT: vector.load %[[BT]]
-// CHECK: vector.load %[[V]]
-// CHECK-NOT: vector.load %[[LOGITS]]
-// CHECK-NOT: vector.load %[[VIEW]]
-// CHECK-NOT: vector.load %[[BT]]
-// CHECK: vector.load %[[AT]]
-// CHECK-NOT: vector.load %[[BT]]
+// CHECK-NOT: vector.load %[[LOGITS]][
+// CHECK-NOT: vector.load %[[VIEW]][
+// CHECK-NOT: vector.load %[[BT]][
+// CHECK: vector.load %[[W]][
+// CHECK-NOT: vector.load %[[LOGITS]][
+// CHECK-NOT: vector.load %[[VIEW]][
+// CHECK-NOT: vector.load %[[BT]][
+// CHECK: vector.load %[[V]][
+// CHECK-NOT: vector.load %[[LOGITS]][
+// CHECK-NOT: vector.load %[[VIEW]][
+// CHECK-NOT: vector.load %[[BT]][
+// CHECK: vector.load %[[AT]][
+// CHECK-NOT: vector.load %[[BT]][
 // CHECK: return
 func.func @unaligned(%logits: memref<16x50257xf32>, %w: memref<50257x8xf32>,
                      %view: memref<16x64xf32, strided<[64, 1], offset: 2>>, %v: memref<64x8xf32>,

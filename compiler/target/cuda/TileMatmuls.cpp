@@ -30,6 +30,8 @@ using namespace mlir;
 
 namespace {
 constexpr int64_t kTile = 64; // C tile per block: kTile x kTile
+// Shared tiles per operand: one multiplied while the next is loaded.
+constexpr int64_t kStages = 2;
 // The SGEMM kernel: 16x16 threads, each a 4x4 piece of the tile.
 constexpr int64_t kThreads = 16;
 constexpr int64_t kPerThread = kTile / kThreads;
@@ -83,21 +85,27 @@ public:
   MatmulKernel(linalg::LinalgOp op, gacc::MatmulShape shape, Value initial,
                int64_t tile, int64_t depthStep, bool kMajor)
       : KernelIndexBuilder(op.getLoc(), op), shape(shape), tile(tile),
-        depthStep(depthStep), kMajor(kMajor), lhs(op.getDpsInputs()[0]),
-        rhs(op.getDpsInputs()[1]), out(op.getDpsInits()[0]), initial(initial),
-        maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()) {
+        depthStep(depthStep), kMajor(kMajor), out(op.getDpsInits()[0]),
+        initial(initial), maps(op.getIndexingMapsArray()),
+        ranges(op.getStaticLoopRanges()) {
     batchLoops = ranges.size() - 3;
     rows = ranges[batchLoops];
     cols = ranges[batchLoops + 1];
     depth = ranges[batchLoops + 2];
-    lhsType = cast<MemRefType>(lhs.getType()).getElementType();
-    rhsType = cast<MemRefType>(rhs.getType()).getElementType();
+    // A is [m][k] (k contiguous) or transposed, [k][m]; B is [k][n] (n
+    // contiguous) or transposed, [n][k].
+    operands[0] = {op.getDpsInputs()[0], maps[0], /*rowLoop=*/0,
+                   /*alongK=*/!shape.transposeLhs};
+    operands[1] = {op.getDpsInputs()[1], maps[1], /*rowLoop=*/1,
+                   /*alongK=*/shape.transposeRhs};
+    lhsType = cast<MemRefType>(operands[0].value.getType()).getElementType();
     accType = cast<MemRefType>(out.getType()).getElementType();
   }
 
   /// Creates the launch of `threadsX` x `threadsY` threads per block, with
-  /// the shared tiles and a private accumulator of `accShape` (zeros), and
-  /// starts its body.
+  /// the shared tiles (kStages of each operand), each thread's staging
+  /// registers and a private accumulator of `accShape` (zeros), and starts
+  /// its body.
   gpu::LaunchOp launch(int64_t threadsX, int64_t threadsY,
                        ArrayRef<int64_t> accShape) {
     int64_t batches = 1;
@@ -107,18 +115,25 @@ public:
                                         index(llvm::divideCeil(rows, tile)),
                                         index(batches), index(threadsX),
                                         index(threadsY), index(1));
+    threads = threadsX * threadsY;
     MLIRContext *context = b.getContext();
     auto workgroup = gpu::AddressSpaceAttr::get(
         context, gpu::GPUDialect::getWorkgroupAddressSpace());
     auto privateSpace = gpu::AddressSpaceAttr::get(
         context, gpu::GPUDialect::getPrivateAddressSpace());
     SmallVector<int64_t> tileShape =
-        kMajor ? SmallVector<int64_t>{depthStep, tile}
-               : SmallVector<int64_t>{tile, depthStep + kMmaRowPad};
-    lhsTile = launch.addWorkgroupAttribution(
-        MemRefType::get(tileShape, lhsType, nullptr, workgroup), b.getLoc());
-    rhsTile = launch.addWorkgroupAttribution(
-        MemRefType::get(tileShape, rhsType, nullptr, workgroup), b.getLoc());
+        kMajor ? SmallVector<int64_t>{kStages, depthStep, tile}
+               : SmallVector<int64_t>{kStages, tile, depthStep + kMmaRowPad};
+    for (TileOperand &operand : operands) {
+      operand.width = vectorWidth(operand);
+      Type element = cast<MemRefType>(operand.value.getType()).getElementType();
+      operand.shared = launch.addWorkgroupAttribution(
+          MemRefType::get(tileShape, element, nullptr, workgroup), b.getLoc());
+      operand.staging = launch.addPrivateAttribution(
+          MemRefType::get({tile * depthStep / threads}, element, nullptr,
+                          privateSpace),
+          b.getLoc());
+    }
     acc = launch.addPrivateAttribution(
         MemRefType::get(accShape, accType, nullptr, privateSpace), b.getLoc());
     b.setInsertionPointToStart(&launch.getBody().front());
@@ -142,17 +157,35 @@ public:
     return launch;
   }
 
-  /// Fills the shared tiles with A's and B's tile x depthStep pieces at
-  /// `k0`: `threads` threads (`linear` this one) load 2 x tile x depthStep
-  /// / threads elements each, consecutive threads reading consecutive
-  /// addresses; elements past the matrix edges are zeros.
-  void loadTiles(Value k0, Value linear, int64_t threads) {
-    // A is [m][k] (k contiguous) or transposed, [k][m]; B is [k][n] (n
-    // contiguous) or transposed, [n][k].
-    loadTile(lhs, maps[0], /*rowLoop=*/0, !shape.transposeLhs, lhsTile, k0,
-             linear, threads);
-    loadTile(rhs, maps[1], /*rowLoop=*/1, shape.transposeRhs, rhsTile, k0,
-             linear, threads);
+  /// The loop over K, software-pipelined: while the block multiplies the
+  /// tiles of one stage (`multiply(stage)`), each thread (`linear` of
+  /// `threads`) has the next slice of A and B on its way from global
+  /// memory into registers, stored into the other stage's tiles after the
+  /// multiplication; one barrier per slice. The loads' latency hides
+  /// behind the tensor-core or FMA work instead of stalling it.
+  void pipelineOverK(Value linear, function_ref<void(Value stage)> multiply) {
+    Value first = index(0);
+    for (TileOperand &operand : operands)
+      fetch(operand, first, linear);
+    for (TileOperand &operand : operands)
+      deposit(operand, first, linear);
+    gpu::BarrierOp::create(b);
+    loop(0, depth, depthStep, [&](Value k0) {
+      Value stage = rem(div(k0, depthStep), kStages);
+      Value next = add(k0, depthStep);
+      Value more = less(next, depth);
+      ifThen(more, [&] {
+        for (TileOperand &operand : operands)
+          fetch(operand, next, linear);
+      });
+      multiply(stage);
+      ifThen(more, [&] {
+        Value nextStage = rem(add(stage, 1), kStages);
+        for (TileOperand &operand : operands)
+          deposit(operand, nextStage, linear);
+      });
+      gpu::BarrierOp::create(b);
+    });
   }
 
   /// C[m][n] += `value` (C[m][n] = initial + `value` when C's fill was
@@ -175,19 +208,43 @@ public:
     body(forOp.getInductionVar());
   }
 
+  void ifThen(Value condition, function_ref<void()> body) {
+    auto branch = scf::IfOp::create(b, condition, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    body();
+  }
+
+  /// One of A and B on its way to the shared tiles.
+  struct TileOperand {
+    Value value;
+    AffineMap map;
+    /// The loop (0: m, 1: n) that indexes the tile's rows.
+    unsigned rowLoop;
+    /// Whether K is contiguous in memory (A [m][k], B transposed [n][k]).
+    bool alongK;
+    /// Elements moved at a time (vectorWidth).
+    int64_t width = 1;
+    /// The tiles ([kStages][...]) and this thread's staging registers.
+    Value shared, staging;
+  };
+
   gacc::MatmulShape shape;
   int64_t tile;
   int64_t depthStep;
   bool kMajor;
-  Value lhs, rhs, out;
+  Value out;
   /// C's value before the matmul, when a fill set all of it; else null.
   Value initial;
   SmallVector<AffineMap> maps;
   SmallVector<int64_t> ranges;
   unsigned batchLoops;
   int64_t rows, cols, depth;
-  Type lhsType, rhsType, accType;
-  Value lhsTile, rhsTile, acc, rowBase, colBase;
+  Type lhsType, accType;
+  /// A and B.
+  std::array<TileOperand, 2> operands;
+  int64_t threads = 0;
+  Value acc, rowBase, colBase;
 
 private:
   /// The element of `operand` (indexed by `map`) at loop indices (m, n, k).
@@ -198,15 +255,19 @@ private:
     return gacc::applyMap(b, map, loopIndex);
   }
 
-  /// How many elements of `operand` each of `threads` threads moves at a
-  /// time along its innermost dimension: 16 bytes where that dimension is
-  /// loop `loop` (range `extent`) with unit stride, every vector starts 16
-  /// bytes aligned (the offset, the other strides and `extent` multiples
-  /// of it; arena slots are 64-byte aligned), and the tile's vectors are a
-  /// whole number per thread; else 1.
-  int64_t vectorWidth(Value operand, AffineMap map, unsigned loop,
-                      int64_t extent, int64_t threads) {
-    auto type = cast<MemRefType>(operand.getType());
+  /// How many elements of `operand` each thread moves at a time along its
+  /// innermost dimension: 16 bytes where that dimension is the operand's
+  /// contiguous loop with unit stride, every vector starts 16 bytes aligned
+  /// (the offset, the other strides and the loop's range multiples of it;
+  /// arena slots are 64-byte aligned), and the tile's vectors are a whole
+  /// number per thread; else 1.
+  int64_t vectorWidth(const TileOperand &operand) {
+    unsigned loop = operand.alongK ? 2 : operand.rowLoop;
+    int64_t extent = operand.alongK         ? depth
+                     : operand.rowLoop == 0 ? rows
+                                            : cols;
+    AffineMap map = operand.map;
+    auto type = cast<MemRefType>(operand.value.getType());
     int64_t bits = type.getElementTypeBitWidth();
     if (bits < 8 || bits % 8 || bits > 128)
       return 1;
@@ -228,66 +289,92 @@ private:
     return width;
   }
 
-  /// Fills `shared` with `operand`'s tile x depthStep piece at (row base,
-  /// `k0`), where loop `rowLoop` (m or n) indexes its rows and `alongK` says
-  /// whether K is contiguous in memory: each thread loads a vector of
-  /// consecutive elements at a time where vectorWidth allows, stored as a
-  /// vector where the tile is contiguous the same way.
-  void loadTile(Value operand, AffineMap map, unsigned rowLoop, bool alongK,
-                Value shared, Value k0, Value linear, int64_t threads) {
-    Value base = rowLoop == 0 ? rowBase : colBase;
-    int64_t extent = rowLoop == 0 ? rows : cols;
-    int64_t contiguousExtent = alongK ? depth : extent;
-    int64_t width = vectorWidth(operand, map, alongK ? 2 : rowLoop,
-                                contiguousExtent, threads);
-    Type element = cast<MemRefType>(operand.getType()).getElementType();
-    auto vector = VectorType::get({width}, element);
-    int64_t perLine = (alongK ? depthStep : tile) / width;
-    loop(0, tile * depthStep / width, threads, [&](Value start) {
-      Value e = add(start, linear);
-      Value along = mul(rem(e, perLine), width), across = div(e, perLine);
-      Value kk = alongK ? along : across, rc = alongK ? across : along;
+  /// Where the `i`th vector of this thread (`linear`) lies in `operand`'s
+  /// tile x depthStep piece: (position along K, row), consecutive threads
+  /// on consecutive addresses of memory.
+  std::pair<Value, Value> place(const TileOperand &operand, Value linear,
+                                int64_t i) {
+    int64_t perLine = (operand.alongK ? depthStep : tile) / operand.width;
+    Value e = add(linear, i * threads);
+    Value along = mul(rem(e, perLine), operand.width), across = div(e, perLine);
+    return operand.alongK ? std::pair{along, across} : std::pair{across, along};
+  }
+
+  /// Loads this thread's share of `operand`'s tile x depthStep piece at
+  /// (row base, `k0`) into its staging registers, a vector at a time where
+  /// vectorWidth allows; elements past the matrix edges are zeros.
+  /// Unrolled, so that the registers are registers (constant indices).
+  void fetch(TileOperand &operand, Value k0, Value linear) {
+    Value base = operand.rowLoop == 0 ? rowBase : colBase;
+    int64_t extent = operand.rowLoop == 0 ? rows : cols;
+    int64_t width = operand.width;
+    Type element = cast<MemRefType>(operand.value.getType()).getElementType();
+    Type type = width == 1 ? element : VectorType::get({width}, element);
+    for (int64_t i = 0, e = tile * depthStep / width / threads; i < e; ++i) {
+      auto [kk, rc] = place(operand, linear, i);
       Value r = add(base, rc), k = add(k0, kk);
       Value inBounds =
           arith::AndIOp::create(b, less(r, extent), less(k, depth));
-      SmallVector<Value> at = indices(map, r, r, k);
+      SmallVector<Value> at = indices(operand.map, r, r, k);
       auto branch = scf::IfOp::create(
           b, inBounds,
           [&](OpBuilder &nested, Location loc) {
-            Value v = width == 1
-                          ? memref::LoadOp::create(nested, loc, operand, at)
-                                .getResult()
-                          : vector::LoadOp::create(
-                                nested, loc, vector, operand, at,
-                                /*nontemporal=*/false, llvm::MaybeAlign(16))
-                                .getResult();
+            Value v =
+                width == 1
+                    ? memref::LoadOp::create(nested, loc, operand.value, at)
+                          .getResult()
+                    : vector::LoadOp::create(
+                          nested, loc, type, operand.value, at,
+                          /*nontemporal=*/false, llvm::MaybeAlign(16))
+                          .getResult();
             scf::YieldOp::create(nested, loc, v);
           },
           [&](OpBuilder &nested, Location loc) {
-            Type type = width == 1 ? element : Type(vector);
             Value zero = arith::ConstantOp::create(nested, loc,
                                                    nested.getZeroAttr(type));
             scf::YieldOp::create(nested, loc, zero);
           });
-      Value loaded = branch.getResult(0);
-      auto position = [&](Value kk, Value rc) {
-        return kMajor ? SmallVector<Value>{kk, rc} : SmallVector<Value>{rc, kk};
-      };
+      Value slot = index(i * width);
+      if (width == 1)
+        memref::StoreOp::create(b, branch.getResult(0), operand.staging, slot);
+      else
+        vector::StoreOp::create(b, branch.getResult(0), operand.staging, slot);
+    }
+  }
+
+  /// Stores this thread's staging registers into `operand`'s tile of
+  /// `stage`: as a vector where the tile is contiguous the same way as
+  /// memory, else element by element.
+  void deposit(TileOperand &operand, Value stage, Value linear) {
+    int64_t width = operand.width;
+    Type element = cast<MemRefType>(operand.value.getType()).getElementType();
+    auto position = [&](Value kk, Value rc) {
+      return kMajor ? SmallVector<Value>{stage, kk, rc}
+                    : SmallVector<Value>{stage, rc, kk};
+    };
+    for (int64_t i = 0, e = tile * depthStep / width / threads; i < e; ++i) {
+      auto [kk, rc] = place(operand, linear, i);
+      Value slot = index(i * width);
       if (width == 1) {
-        memref::StoreOp::create(b, loaded, shared, position(kk, rc));
-        return;
-      }
-      // The tile is contiguous along K when it holds rows of K.
-      if (alongK != kMajor) {
-        vector::StoreOp::create(b, loaded, shared, position(kk, rc),
-                                /*nontemporal=*/false, llvm::MaybeAlign(16));
-        return;
-      }
-      for (int64_t i = 0; i < width; ++i)
         memref::StoreOp::create(
-            b, vector::ExtractOp::create(b, loaded, i), shared,
-            alongK ? position(add(kk, i), rc) : position(kk, add(rc, i)));
-    });
+            b, memref::LoadOp::create(b, operand.staging, slot), operand.shared,
+            position(kk, rc));
+        continue;
+      }
+      Value loaded = vector::LoadOp::create(
+          b, VectorType::get({width}, element), operand.staging, slot);
+      // The tile is contiguous along K when it holds rows of K.
+      if (operand.alongK != kMajor) {
+        vector::StoreOp::create(b, loaded, operand.shared, position(kk, rc),
+                                /*nontemporal=*/false, llvm::MaybeAlign(16));
+        continue;
+      }
+      for (int64_t j = 0; j < width; ++j)
+        memref::StoreOp::create(b, vector::ExtractOp::create(b, loaded, j),
+                                operand.shared,
+                                operand.alongK ? position(add(kk, j), rc)
+                                               : position(kk, add(rc, j)));
+    }
   }
 
   SmallVector<Value> loopIndex;
@@ -311,18 +398,20 @@ void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
   };
   // The 4x4 loops are unrolled here, as the accumulator's initialization
   // is, so that it stays in registers.
-  kernel.loop(0, kernel.depth, kSgemmDepth, [&](Value k0) {
-    kernel.loadTiles(k0, linear, kThreads * kThreads);
-    gpu::BarrierOp::create(b);
+  Value lhsTile = kernel.operands[0].shared,
+        rhsTile = kernel.operands[1].shared;
+  kernel.pipelineOverK(linear, [&](Value stage) {
     kernel.loop(0, kSgemmDepth, 1, [&](Value kk) {
       SmallVector<Value> a, bv;
       for (int64_t i = 0; i < kPerThread; ++i) {
         a.push_back(widen(memref::LoadOp::create(
-            b, kernel.lhsTile,
-            ValueRange{kk, kernel.add(kernel.mul(thread.y, kPerThread), i)})));
+            b, lhsTile,
+            ValueRange{stage, kk,
+                       kernel.add(kernel.mul(thread.y, kPerThread), i)})));
         bv.push_back(widen(memref::LoadOp::create(
-            b, kernel.rhsTile,
-            ValueRange{kk, kernel.add(kernel.mul(thread.x, kPerThread), i)})));
+            b, rhsTile,
+            ValueRange{stage, kk,
+                       kernel.add(kernel.mul(thread.x, kPerThread), i)})));
       }
       for (int64_t i = 0; i < kPerThread; ++i)
         for (int64_t j = 0; j < kPerThread; ++j) {
@@ -333,7 +422,6 @@ void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
           memref::StoreOp::create(b, sum, acc, at);
         }
     });
-    gpu::BarrierOp::create(b);
   });
   // C += this thread's piece.
   for (int64_t i = 0; i < kPerThread; ++i)
@@ -378,10 +466,10 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
   // Two consecutive k (k even) of a row of a shared tile as one mma
   // register: a vector<2xf16>, or an i32 for bf16 (NVVM's operand types).
   // LLVM's load-store vectorizer makes the two loads one of 32 bits.
-  auto pair = [&](Value tile, Value k, Value row) -> Value {
-    Value low = memref::LoadOp::create(b, tile, ValueRange{row, k});
-    Value high =
-        memref::LoadOp::create(b, tile, ValueRange{row, kernel.add(k, 1)});
+  auto pair = [&](Value tile, Value stage, Value k, Value row) -> Value {
+    Value low = memref::LoadOp::create(b, tile, ValueRange{stage, row, k});
+    Value high = memref::LoadOp::create(
+        b, tile, ValueRange{stage, row, kernel.add(k, 1)});
     Value packed = vector::FromElementsOp::create(
         b, VectorType::get({2}, elementType), ValueRange{low, high});
     return bf16 ? LLVM::BitcastOp::create(b, b.getI32Type(), packed).getResult()
@@ -391,9 +479,9 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
   auto result =
       LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
   NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-  kernel.loop(0, kernel.depth, kMmaDepth, [&](Value k0) {
-    kernel.loadTiles(k0, linear, 32 * kWarps);
-    gpu::BarrierOp::create(b);
+  Value lhsTile = kernel.operands[0].shared,
+        rhsTile = kernel.operands[1].shared;
+  kernel.pipelineOverK(linear, [&](Value stage) {
     // Each mma loads its fragments (LLVM merges the loads the mmas of a
     // row or column share): the CPU emulation of an mma holds barriers,
     // across which only private memory carries values.
@@ -402,13 +490,13 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
         for (int64_t ni = 0; ni < nTiles; ++ni) {
           Value kLow = kernel.add(twoT, k16), kHigh = kernel.add(twoT, k16 + 8);
           Value row = kernel.add(kernel.add(warpRow, g), mi * kMmaM);
-          Value aFragment[] = {pair(kernel.lhsTile, kLow, row),
-                               pair(kernel.lhsTile, kLow, kernel.add(row, 8)),
-                               pair(kernel.lhsTile, kHigh, row),
-                               pair(kernel.lhsTile, kHigh, kernel.add(row, 8))};
+          Value aFragment[] = {pair(lhsTile, stage, kLow, row),
+                               pair(lhsTile, stage, kLow, kernel.add(row, 8)),
+                               pair(lhsTile, stage, kHigh, row),
+                               pair(lhsTile, stage, kHigh, kernel.add(row, 8))};
           Value col = kernel.add(kernel.add(warpCol, g), ni * kMmaN);
-          Value bFragment[] = {pair(kernel.rhsTile, kLow, col),
-                               pair(kernel.rhsTile, kHigh, col)};
+          Value bFragment[] = {pair(rhsTile, stage, kLow, col),
+                               pair(rhsTile, stage, kHigh, col)};
           SmallVector<Value> c;
           for (int64_t i = 0; i < 4; ++i)
             c.push_back(memref::LoadOp::create(
@@ -424,7 +512,6 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                                     acc,
                                     ValueRange{index(mi), index(ni), index(i)});
         }
-    gpu::BarrierOp::create(b);
   });
   // C += this warp's piece.
   for (int64_t mi = 0; mi < mTiles; ++mi)
