@@ -89,6 +89,7 @@ void mlir::gacc::registerAllPasses() {
   mlir::registerGpuKernelOutliningPass();
   mlir::registerGpuNVVMAttachTarget();
   mlir::registerGpuModuleToBinaryPass();
+  mlir::registerConvertNVGPUToNVVMPass();
   mlir::registerConvertGpuOpsToNVVMOps();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

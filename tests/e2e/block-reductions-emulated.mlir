@@ -1,7 +1,8 @@
 // The block reductions of gacc-cuda-block-reductions, run on the CPU by
 // gacc-cuda-emulate-launches (strided per-thread sums, a tree in workgroup
 // memory, barriers), give the same results as plain loops (exact on small
-// integers): a row sum into initialized outputs, a maximum over two
+// integers): a row sum into initialized outputs, a softmax-like chain
+// (several elements per thread at a time, then the rest), a maximum over two
 // reduction loops, a whole tensor of bf16 values summed in f32 into a
 // scalar, a bias-gradient-like sum over the leading loops into a 1x1xN
 // output, a layer-norm-like chain fused into one kernel in an arena
@@ -28,7 +29,7 @@
 // RUN: | FileCheck %s
 // Every reduction became a kernel.
 // RUN: gacc-opt %s --gacc-cuda-block-reductions | FileCheck %s --check-prefix=KERNELS
-// KERNELS-COUNT-6: gpu.launch blocks
+// KERNELS-COUNT-7: gpu.launch blocks
 // KERNELS-NOT: gpu.launch blocks
 // In @carried, the fills join the row sums through another get_global of
 // the same global and through the arena a loop carries; the op that writes
@@ -45,9 +46,11 @@
 // CARRIED-NOT: gpu.launch
 // CARRIED: return
 
-// CHECK: 898
-// CHECK-NEXT: 902
-// CHECK-NEXT: 899
+// CHECK: 3298
+// CHECK-NEXT: 3301
+// CHECK-NEXT: 3304
+// CHECK-NEXT: -1805
+// CHECK-NEXT: -1797
 // CHECK-NEXT: 86
 // CHECK-NEXT: 91
 // CHECK-NEXT: 1195
@@ -193,14 +196,15 @@ func.func @main() {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant 0xFF800000 : f32
 
-  // Row sums of 300 elements, accumulated into ones.
-  %x = memref.alloc() : memref<3x300xf32>
-  %xd = memref.cast %x : memref<3x300xf32> to memref<?x?xf32>
+  // Row sums of 1100 elements, accumulated into ones: 256 threads, 4
+  // elements each at a time, then the last 76.
+  %x = memref.alloc() : memref<3x1100xf32>
+  %xd = memref.cast %x : memref<3x1100xf32> to memref<?x?xf32>
   call @fill2(%xd) : (memref<?x?xf32>) -> ()
   %rows = memref.alloc() : memref<3xf32>
   linalg.fill ins(%one : f32) outs(%rows : memref<3xf32>)
   linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : memref<3x300xf32>) outs(%rows : memref<3xf32>) {
+      ins(%x : memref<3x1100xf32>) outs(%rows : memref<3xf32>) {
   ^bb0(%in: f32, %out: f32):
     %s = arith.addf %in, %out : f32
     linalg.yield %s : f32
@@ -212,7 +216,43 @@ func.func @main() {
   call @print(%r1) : (f32) -> ()
   call @print(%r2) : (f32) -> ()
 
-  // Maximum over two reduction loops (20 x 30).
+  // A softmax-like chain over 1024 rows of 600, one kernel: the row
+  // maximum, x - max (elementwise: 2 elements per thread at a time, then
+  // the last 88), its row sums.
+  %sx = memref.alloc() : memref<1024x600xf32>
+  %sxd = memref.cast %sx : memref<1024x600xf32> to memref<?x?xf32>
+  call @fill2(%sxd) : (memref<?x?xf32>) -> ()
+  %smax = memref.alloc() : memref<1024xf32>
+  %z = memref.alloc() : memref<1024x600xf32>
+  %zsum = memref.alloc() : memref<1024xf32>
+  linalg.fill ins(%ninf : f32) outs(%smax : memref<1024xf32>)
+  linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%sx : memref<1024x600xf32>) outs(%smax : memref<1024xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %out, %in : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#id2, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%sx, %smax : memref<1024x600xf32>, memref<1024xf32>) outs(%z : memref<1024x600xf32>) {
+  ^bb0(%in: f32, %m: f32, %o: f32):
+    %d = arith.subf %in, %m : f32
+    linalg.yield %d : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%zsum : memref<1024xf32>)
+  linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%z : memref<1024x600xf32>) outs(%zsum : memref<1024xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %in, %out : f32
+    linalg.yield %a : f32
+  }
+  %z0 = memref.load %zsum[%c0] : memref<1024xf32>
+  %c1023 = arith.constant 1023 : index
+  %z1 = memref.load %zsum[%c1023] : memref<1024xf32>
+  call @print(%z0) : (f32) -> ()
+  call @print(%z1) : (f32) -> ()
+
+  // Maximum over two reduction loops (20 x 30: 2 elements per thread at a
+  // time, then the last 88; the loops' indices from one).
   %y = memref.alloc() : memref<2x20x30xf32>
   %yd = memref.cast %y : memref<2x20x30xf32> to memref<?x?x?xf32>
   call @fill3(%yd) : (memref<?x?x?xf32>) -> ()

@@ -461,3 +461,43 @@ func.func @unknown_shift(%arena: memref<?xi8>, %x: memref<256x128xf32>, %n: inde
   }
   return
 }
+
+// -----
+
+#in = affine_map<(i, j) -> (i, j)>
+#out = affine_map<(i, j) -> (i)>
+
+// Rows of 1100: each thread loads 4 elements (t, t + 256, t + 512,
+// t + 768) before it adds them, in that order, so that 4 loads are in
+// flight; then the last 76 elements one at a time.
+// CHECK-LABEL: func.func @row_sum_unrolled
+// CHECK-SAME: (%[[X:.*]]: memref<1024x1100xf32>, %[[S:.*]]: memref<1024xf32>)
+// CHECK: gpu.launch blocks(%[[ROW:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in
+// CHECK-SAME: threads(%[[T:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c256,
+// CHECK: %[[WHOLE:.*]] = scf.for %[[R:.*]] = %[[T]] to %c1024 step %c1024 iter_args(%[[ACC:.*]] = %{{.*}})
+// CHECK: %[[V0:.*]] = memref.load %[[X]][%[[ROW]], %[[R]]]
+// CHECK: %[[R1:.*]] = arith.addi %[[R]], %c256
+// CHECK: %[[V1:.*]] = memref.load %[[X]][%[[ROW]], %[[R1]]]
+// CHECK: %[[R2:.*]] = arith.addi %[[R]], %c512
+// CHECK: %[[V2:.*]] = memref.load %[[X]][%[[ROW]], %[[R2]]]
+// CHECK: %[[R3:.*]] = arith.addi %[[R]], %c768
+// CHECK: %[[V3:.*]] = memref.load %[[X]][%[[ROW]], %[[R3]]]
+// CHECK: %[[S0:.*]] = arith.addf %[[ACC]], %[[V0]]
+// CHECK: %[[S1:.*]] = arith.addf %[[S0]], %[[V1]]
+// CHECK: %[[S2:.*]] = arith.addf %[[S1]], %[[V2]]
+// CHECK: %[[S3:.*]] = arith.addf %[[S2]], %[[V3]]
+// CHECK: scf.yield %[[S3]]
+// CHECK: %[[REST:.*]] = arith.addi %[[T]], %c1024
+// CHECK: %[[OWN:.*]] = scf.for %[[R4:.*]] = %[[REST]] to %c1100 step %c256 iter_args(%[[ACC2:.*]] = %[[WHOLE]])
+// CHECK: %[[V4:.*]] = memref.load %[[X]][%[[ROW]], %[[R4]]]
+// CHECK: arith.addf %[[ACC2]], %[[V4]]
+// CHECK: memref.store %[[OWN]]
+func.func @row_sum_unrolled(%x: memref<1024x1100xf32>, %s: memref<1024xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<1024x1100xf32>) outs(%s : memref<1024xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  return
+}

@@ -113,30 +113,41 @@ func.func @filled(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %arena: memre
 
 // bf16 operands into f32 go to the tensor cores: 4 warps (32x4 threads),
 // each accumulating 2x4 m16n8 tiles (4 floats a lane each) in private
-// memory; per 32 elements of K, 16 mma.sync m16n8k16 on fragments read
-// from the 16-bit shared tiles, which hold rows of K (A's rows, B's
-// columns, 32 elements and 8 of padding), two consecutive elements of a
-// row packed into each i32 register. Each thread loads 8 elements (16
-// bytes) at a time: A's, contiguous along K, go into a row of its tile as
-// one vector; B's, contiguous along N, one by one down a row of K each.
-// Two stages, as in @linear.
+// memory; per 32 elements of K, 16 mma.sync m16n8k16. The shared tiles are
+// laid out as the operands are in memory, so that each thread stores the 8
+// elements (16 bytes) it loads as one vector: A's, contiguous along K, in
+// rows of K (64x40: 32 elements and 8 of padding); B's, contiguous along
+// N, k-major (32x72). Per 16 of K, each warp loads the fragments of each
+// of its 2 m16 tiles of A and of each pair of its n8 tiles of B (four 8x8
+// matrices each, one ldmatrix, transposed from B's k-major tile) into
+// private memory (registers), two consecutive elements of a row packed
+// into each i32 register, then computes its 8 mma. Two stages, as in
+// @linear.
 // CHECK-LABEL: func.func @bf16
 // CHECK-DAG: %[[WARPS:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[LANES:.*]] = arith.constant 32 : index
 // CHECK: gpu.launch blocks({{[^)]*}}) in ({{[^)]*}}) threads({{[^)]*}}) in (%{{[^ ]*}} = %[[LANES]], %{{[^ ]*}} = %[[WARPS]], %{{[^ ]*}} = %{{[^)]*}})
-// CHECK-SAME: workgroup(%[[A:.*]] : memref<2x64x40xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<2x64x40xbf16, #gpu.address_space<workgroup>>)
-// CHECK-SAME: private(%{{.*}} : memref<16xbf16, #gpu.address_space<private>>, %{{.*}} : memref<16xbf16, #gpu.address_space<private>>, %{{.*}} : memref<2x4x4xf32, #gpu.address_space<private>>)
+// CHECK-SAME: workgroup(%[[A:.*]] : memref<2x64x40xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<2x32x72xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: private(%{{.*}} : memref<16xbf16, #gpu.address_space<private>>, %{{.*}} : memref<16xbf16, #gpu.address_space<private>>, %{{.*}} : memref<2x4x4xf32, #gpu.address_space<private>>, %[[F:.*]] : memref<4x8xbf16, #gpu.address_space<private>>)
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<8x8xbf16>, vector<8xbf16>
 // CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<8x8xbf16>, vector<8xbf16>
-// CHECK: vector.store %{{.*}}, %[[A]][%c0, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x64x40xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
-// CHECK-COUNT-16: memref.store %{{.*}}, %[[B]][%c0,
+// CHECK-COUNT-2: vector.store %{{.*}}, %[[A]][%c0, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x64x40xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK-COUNT-2: vector.store %{{.*}}, %[[B]][%c0, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x32x72xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
 // CHECK: gpu.barrier
-// CHECK: memref.load %[[A]][%[[STAGE:.*]], %[[ROW:.*]], %{{.*}}]
-// CHECK-NEXT: arith.addi
-// CHECK-NEXT: memref.load %[[A]][%[[STAGE]], %[[ROW]], %{{.*}}]
-// CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xbf16>
+// CHECK: nvgpu.ldmatrix %[[A]][%[[STAGE:.*]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK: vector.store %{{.*}}, %[[F]][%c0, %c0] : memref<4x8xbf16, #gpu.address_space<private>>, vector<2xbf16>
+// CHECK: vector.store %{{.*}}, %[[F]][%c0, %c6]
+// CHECK: nvgpu.ldmatrix %[[A]][%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK: vector.store %{{.*}}, %[[F]][%c1, %c0]
+// CHECK: nvgpu.ldmatrix %[[B]][%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = true}
+// CHECK: vector.store %{{.*}}, %[[F]][%c2, %c0]
+// CHECK: nvgpu.ldmatrix %[[B]][%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = true}
+// CHECK: vector.store %{{.*}}, %[[F]][%c3, %c0]
+// CHECK: vector.load %[[F]][%c0, %c0]
 // CHECK: llvm.bitcast %{{.*}} : vector<2xbf16> to i32
-// CHECK-COUNT-16: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: vector.load %[[F]][%c2, %c0]
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-COUNT-15: nvvm.mma.sync
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: gpu.barrier
 func.func @bf16(%a: memref<8x8xbf16>, %b: memref<8x8xbf16>, %c: memref<8x8xf32>) {

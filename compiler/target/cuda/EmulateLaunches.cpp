@@ -188,6 +188,97 @@ private:
   Value aScratch, bScratch, cScratch, dPrivate;
 };
 
+/// Rewrites each warp-level nvgpu.ldmatrix of `launch` (what TileMatmuls
+/// emits for mma fragments) as what one lane receives of it, in PTX's
+/// layouts (lane l, register j: row l / 4 of matrix j, elements 2 (l % 4)
+/// and the next; transposed, rows 2 (l % 4) and the next of matrix j,
+/// element l / 4), each row starting where the lane that gives it points.
+/// That lane's indices are computed again with its thread id: they must be
+/// pure functions of the thread id and values of the block, as the
+/// kernels' are. No barriers, so that the CPU code stays small.
+class LdMatrixExpander {
+public:
+  explicit LdMatrixExpander(gpu::LaunchOp launch) : launch(launch) {}
+
+  LogicalResult run() {
+    SmallVector<nvgpu::LdMatrixOp> loads;
+    launch.getBody().walk(
+        [&](nvgpu::LdMatrixOp load) { loads.push_back(load); });
+    for (nvgpu::LdMatrixOp load : loads)
+      if (failed(expand(load)))
+        return failure();
+    return success();
+  }
+
+private:
+  LogicalResult expand(nvgpu::LdMatrixOp load) {
+    auto resultType = cast<VectorType>(load.getType());
+    int64_t tiles = load.getNumTiles();
+    gpu::KernelDim3 size = launch.getBlockSizeOperandValues();
+    std::optional<int64_t> sizeX = getConstantIntValue(size.x),
+                           sizeY = getConstantIntValue(size.y);
+    if (resultType.getShape() != ArrayRef<int64_t>{tiles, 2} ||
+        resultType.getElementType().getIntOrFloatBitWidth() != 16)
+      return load.emitOpError("cannot be emulated (only 16-bit elements)");
+    if (!sizeX || !sizeY)
+      return load.emitOpError("cannot be emulated in blocks of dynamic size");
+    gacc::KernelIndexBuilder ib(load.getLoc(), load);
+    ImplicitLocOpBuilder &b = ib.b;
+    gpu::KernelDim3 id = launch.getThreadIds();
+    Value linear =
+        ib.add(ib.mul(ib.add(ib.mul(id.z, *sizeY), id.y), *sizeX), id.x);
+    Value lane = ib.rem(linear, 32);
+    Value warpStart = arith::SubIOp::create(b, linear, lane);
+    Value quad = ib.div(lane, 4), pair = ib.mul(ib.rem(lane, 4), 2);
+    SmallVector<Value> received;
+    for (int64_t j = 0; j < tiles; ++j)
+      for (int64_t e = 0; e < 2; ++e) {
+        // The lane that gives the row, and the element along it.
+        Value source = load.getTranspose()
+                           ? ib.add(warpStart, ib.add(pair, 8 * j + e))
+                           : ib.add(warpStart, ib.add(quad, 8 * j));
+        Value along = load.getTranspose() ? quad : ib.add(pair, e);
+        IRMapping asSource;
+        asSource.map(id.x, ib.rem(source, *sizeX));
+        asSource.map(id.y, ib.rem(ib.div(source, *sizeX), *sizeY));
+        asSource.map(id.z, ib.div(source, *sizeX * *sizeY));
+        SmallVector<Value> at;
+        for (Value index : load.getIndices()) {
+          FailureOr<Value> theirs = recompute(b, index, asSource);
+          if (failed(theirs))
+            return load.emitOpError("cannot be emulated: its indices are not "
+                                    "pure functions of the thread id");
+          at.push_back(*theirs);
+        }
+        at.back() = ib.add(at.back(), along);
+        received.push_back(memref::LoadOp::create(b, load.getSrcMemref(), at));
+      }
+    load.replaceAllUsesWith(
+        vector::FromElementsOp::create(b, resultType, received).getResult());
+    load.erase();
+    return success();
+  }
+
+  /// `value` as another thread computes it: the pure ops of the launch it
+  /// is made of cloned at `b` with `mapping` (the thread ids).
+  FailureOr<Value> recompute(OpBuilder &b, Value value, IRMapping &mapping) {
+    if (Value mapped = mapping.lookupOrNull(value))
+      return mapped;
+    Operation *def = value.getDefiningOp();
+    if (!def || !launch.getBody().isAncestor(def->getParentRegion()))
+      return value; // block ids, loop indices, values from outside
+    if (def->getNumRegions() || !isMemoryEffectFree(def))
+      return failure();
+    for (Value operand : def->getOperands())
+      if (failed(recompute(b, operand, mapping)))
+        return failure();
+    return b.clone(*def, mapping)
+        ->getResult(cast<OpResult>(value).getResultNumber());
+  }
+
+  gpu::LaunchOp launch;
+};
+
 bool containsBarrier(Operation *op) {
   return op->walk([](gpu::BarrierOp) { return WalkResult::interrupt(); })
       .wasInterrupted();
@@ -466,7 +557,8 @@ struct EmulateLaunchesPass
     getOperation()->walk(
         [&](gpu::LaunchOp launch) { launches.push_back(launch); });
     for (gpu::LaunchOp launch : launches)
-      if (failed(MmaExpander(launch).run()) ||
+      if (failed(LdMatrixExpander(launch).run()) ||
+          failed(MmaExpander(launch).run()) ||
           failed(LaunchEmulator(launch).run()))
         return signalPassFailure();
   }

@@ -26,7 +26,7 @@
 using namespace mlir;
 
 void gacc::registerCudaTarget(DialectRegistry &registry) {
-  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  registry.insert<gpu::GPUDialect, nvgpu::NVGPUDialect, NVVM::NVVMDialect>();
   // The conversions to LLVM the NVVM lowering applies to every dialect.
   registerAllExtensions(registry);
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
@@ -79,10 +79,12 @@ LogicalResult gacc::buildCudaKernelCompilationPipeline(OpPassManager &pm,
   std::string pipeline =
       "gpu-kernel-outlining,gacc-cuda-merge-kernel-modules,"
       "nvvm-attach-target{chip=" +
-      chip.str() +
-      " features=+ptx80 O=3 l=" + libdevice.str() + "},"
+      chip.str() + " features=+ptx80 O=3 l=" + libdevice.str() +
+      "},"
       "gpu.module(lower-affine,expand-strided-metadata,lower-affine,"
-      "convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,"
+      "convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
+      "canonicalize,"
+      "cse,"
       "reconcile-unrealized-casts),"
       "gpu-module-to-binary{format=isa}";
   return parsePassPipeline(pipeline, pm, llvm::errs());

@@ -71,6 +71,7 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
                            "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
@@ -321,7 +322,11 @@ def EmulateLaunches : GaccPass<"gacc-cuda-emulate-launches"> {
     the lanes store their fragments to workgroup memory, and after a
     barrier each lane sums its four elements of D from its warp's fragments,
     read where PTX's fragment layouts put each element of A and B; a second
-    barrier frees the fragments' memory. So the kernels' fragment indexing
+    barrier frees the fragments' memory. A warp's `nvgpu.ldmatrix` (the
+    fragments' loads from shared tiles, plain or transposed) becomes the
+    loads of the elements PTX's layouts give each lane, from the rows the
+    other lanes point to: their indices are computed again with their
+    thread ids (they must be pure functions of the thread id). So the kernels' fragment indexing
     is tested on the CPU against the layouts of the PTX ISA.
 
     ```mlir

@@ -7,7 +7,9 @@
 // the tile in private memory (registers once LLVM unrolls the constant
 // loops), 16 of K at a time. The tensor-core kernel, for f16/bf16 operands
 // into f32: 4 warps, each a quarter of a 64x64 or 128x128 tile as m16n8k16
-// mma.sync tiles, 32 of K at a time.
+// mma.sync tiles, 32 of K at a time, fragments read with ldmatrix. Both
+// are software-pipelined over K: the next slice is loaded into registers
+// while the block multiplies the one in shared memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,10 +47,10 @@ constexpr int64_t kWarps = 4;
 constexpr int64_t kLargeTile = 128;
 constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
 constexpr int64_t kMmaDepth = 2 * kMmaK; // K elements per shared tile
-// Its shared tiles hold rows of K (A's rows, B's columns), padded so that
-// the 32 lanes reading a fragment (8 rows, 4 pairs of K each) hit 32
-// different banks: a row is 20 words, and 20 g mod 32 for g < 8 are 8
-// distinct multiples of 4.
+// Its shared tiles' rows (of K, 32 elements, or k-major, 64 or 128) are
+// padded by 8 elements (16 bytes), so that the 8 rows of 16 bytes an
+// ldmatrix reads for each 8x8 matrix fall in 8 different groups of 4
+// banks: rows of 80, 144 or 272 bytes are 16 bytes apart modulo 128.
 constexpr int64_t kMmaRowPad = 8;
 
 /// Whether `op` (a matmul, see getMatmulShape) can become a tiled kernel:
@@ -79,15 +81,16 @@ bool fitsTensorCores(linalg::LinalgOp op) {
 class MatmulKernel : public gacc::KernelIndexBuilder {
 public:
   /// Each block computes a `tile` x `tile` piece of C; `depthStep`
-  /// elements of K pass through the shared tiles at a time: k-major
-  /// ([depthStep][tile], `kMajor`) or in rows of K ([tile][depthStep +
-  /// kMmaRowPad]).
+  /// elements of K pass through the shared tiles at a time. The SGEMM
+  /// kernel's tiles are k-major ([depthStep][tile]); the tensor-core
+  /// kernel's (`tensorCores`) are laid out as the operand is in memory,
+  /// padded by kMmaRowPad: rows of K ([tile][depthStep + pad]) where K is
+  /// contiguous, else k-major ([depthStep][tile + pad]).
   MatmulKernel(linalg::LinalgOp op, gacc::MatmulShape shape, Value initial,
-               int64_t tile, int64_t depthStep, bool kMajor)
+               int64_t tile, int64_t depthStep, bool tensorCores)
       : KernelIndexBuilder(op.getLoc(), op), shape(shape), tile(tile),
-        depthStep(depthStep), kMajor(kMajor), out(op.getDpsInits()[0]),
-        initial(initial), maps(op.getIndexingMapsArray()),
-        ranges(op.getStaticLoopRanges()) {
+        depthStep(depthStep), out(op.getDpsInits()[0]), initial(initial),
+        maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()) {
     batchLoops = ranges.size() - 3;
     rows = ranges[batchLoops];
     cols = ranges[batchLoops + 1];
@@ -98,6 +101,10 @@ public:
                    /*alongK=*/!shape.transposeLhs};
     operands[1] = {op.getDpsInputs()[1], maps[1], /*rowLoop=*/1,
                    /*alongK=*/shape.transposeRhs};
+    for (TileOperand &operand : operands) {
+      operand.kMajor = !tensorCores || !operand.alongK;
+      operand.pad = tensorCores ? kMmaRowPad : 0;
+    }
     lhsType = cast<MemRefType>(operands[0].value.getType()).getElementType();
     accType = cast<MemRefType>(out.getType()).getElementType();
   }
@@ -107,7 +114,8 @@ public:
   /// registers and a private accumulator of `accShape` (zeros), and starts
   /// its body.
   gpu::LaunchOp launch(int64_t threadsX, int64_t threadsY,
-                       ArrayRef<int64_t> accShape) {
+                       ArrayRef<int64_t> accShape,
+                       std::optional<MemRefType> fragmentsType = std::nullopt) {
     int64_t batches = 1;
     for (unsigned i = 0; i < batchLoops; ++i)
       batches *= ranges[i];
@@ -121,12 +129,13 @@ public:
         context, gpu::GPUDialect::getWorkgroupAddressSpace());
     auto privateSpace = gpu::AddressSpaceAttr::get(
         context, gpu::GPUDialect::getPrivateAddressSpace());
-    SmallVector<int64_t> tileShape =
-        kMajor ? SmallVector<int64_t>{kStages, depthStep, tile}
-               : SmallVector<int64_t>{kStages, tile, depthStep + kMmaRowPad};
     for (TileOperand &operand : operands) {
       operand.width = vectorWidth(operand);
       Type element = cast<MemRefType>(operand.value.getType()).getElementType();
+      SmallVector<int64_t> tileShape =
+          operand.kMajor
+              ? SmallVector<int64_t>{kStages, depthStep, tile + operand.pad}
+              : SmallVector<int64_t>{kStages, tile, depthStep + operand.pad};
       operand.shared = launch.addWorkgroupAttribution(
           MemRefType::get(tileShape, element, nullptr, workgroup), b.getLoc());
       operand.staging = launch.addPrivateAttribution(
@@ -136,6 +145,12 @@ public:
     }
     acc = launch.addPrivateAttribution(
         MemRefType::get(accShape, accType, nullptr, privateSpace), b.getLoc());
+    if (fragmentsType)
+      fragments = launch.addPrivateAttribution(
+          MemRefType::get(fragmentsType->getShape(),
+                          fragmentsType->getElementType(), nullptr,
+                          privateSpace),
+          b.getLoc());
     b.setInsertionPointToStart(&launch.getBody().front());
     gpu::KernelDim3 block = launch.getBlockIds();
     loopIndex.assign(ranges.size(), Value());
@@ -225,6 +240,10 @@ public:
     bool alongK;
     /// Elements moved at a time (vectorWidth).
     int64_t width = 1;
+    /// The shared tiles' layout: k-major ([K][rows]) or rows of K, and the
+    /// padding of their rows.
+    bool kMajor;
+    int64_t pad;
     /// The tiles ([kStages][...]) and this thread's staging registers.
     Value shared, staging;
   };
@@ -232,7 +251,6 @@ public:
   gacc::MatmulShape shape;
   int64_t tile;
   int64_t depthStep;
-  bool kMajor;
   Value out;
   /// C's value before the matmul, when a fill set all of it; else null.
   Value initial;
@@ -244,7 +262,8 @@ public:
   /// A and B.
   std::array<TileOperand, 2> operands;
   int64_t threads = 0;
-  Value acc, rowBase, colBase;
+  /// The tensor-core kernel's fragments on their way to mma.sync.
+  Value acc, fragments, rowBase, colBase;
 
 private:
   /// The element of `operand` (indexed by `map`) at loop indices (m, n, k).
@@ -349,8 +368,8 @@ private:
     int64_t width = operand.width;
     Type element = cast<MemRefType>(operand.value.getType()).getElementType();
     auto position = [&](Value kk, Value rc) {
-      return kMajor ? SmallVector<Value>{stage, kk, rc}
-                    : SmallVector<Value>{stage, rc, kk};
+      return operand.kMajor ? SmallVector<Value>{stage, kk, rc}
+                            : SmallVector<Value>{stage, rc, kk};
     };
     for (int64_t i = 0, e = tile * depthStep / width / threads; i < e; ++i) {
       auto [kk, rc] = place(operand, linear, i);
@@ -364,7 +383,7 @@ private:
       Value loaded = vector::LoadOp::create(
           b, VectorType::get({width}, element), operand.staging, slot);
       // The tile is contiguous along K when it holds rows of K.
-      if (operand.alongK != kMajor) {
+      if (operand.alongK != operand.kMajor) {
         vector::StoreOp::create(b, loaded, operand.shared, position(kk, rc),
                                 /*nontemporal=*/false, llvm::MaybeAlign(16));
         continue;
@@ -384,7 +403,7 @@ private:
 void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                      Value initial) {
   MatmulKernel kernel(op, shape, initial, kTile, kSgemmDepth,
-                      /*kMajor=*/true);
+                      /*tensorCores=*/false);
   ImplicitLocOpBuilder &b = kernel.b;
   Type accType = kernel.accType;
   gpu::LaunchOp launch =
@@ -446,11 +465,14 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
   bool large = ranges[ranges.size() - 3] >= kLargeTile &&
                ranges[ranges.size() - 2] >= kLargeTile;
   MatmulKernel kernel(op, shape, initial, large ? kLargeTile : kTile, kMmaDepth,
-                      /*kMajor=*/false);
+                      /*tensorCores=*/true);
   ImplicitLocOpBuilder &b = kernel.b;
   int64_t warpTile = kernel.tile / 2;
   int64_t mTiles = warpTile / kMmaM, nTiles = warpTile / kMmaN;
-  gpu::LaunchOp launch = kernel.launch(32, kWarps, {mTiles, nTiles, 4});
+  Type elementType = kernel.lhsType;
+  gpu::LaunchOp launch =
+      kernel.launch(32, kWarps, {mTiles, nTiles, 4},
+                    MemRefType::get({mTiles + nTiles / 2, 8}, elementType));
   // threadIdx.x is the lane, threadIdx.y the warp.
   gpu::KernelDim3 thread = launch.getThreadIds();
   Value lane = thread.x, warp = thread.y;
@@ -461,42 +483,73 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
   Value acc = kernel.acc;
   auto index = [&](int64_t v) { return kernel.index(v); };
   Type f32 = b.getF32Type();
-  Type elementType = kernel.lhsType;
   bool bf16 = elementType.isBF16();
-  // Two consecutive k (k even) of a row of a shared tile as one mma
-  // register: a vector<2xf16>, or an i32 for bf16 (NVVM's operand types).
-  // LLVM's load-store vectorizer makes the two loads one of 32 bits.
-  auto pair = [&](Value tile, Value stage, Value k, Value row) -> Value {
-    Value low = memref::LoadOp::create(b, tile, ValueRange{stage, row, k});
-    Value high = memref::LoadOp::create(
-        b, tile, ValueRange{stage, row, kernel.add(k, 1)});
-    Value packed = vector::FromElementsOp::create(
-        b, VectorType::get({2}, elementType), ValueRange{low, high});
-    return bf16 ? LLVM::BitcastOp::create(b, b.getI32Type(), packed).getResult()
-                : packed;
+  // Four 8x8 matrices of a shared tile as four mma registers, one
+  // ldmatrix: lane l gives the address of row l % 8 of matrix l / 8, whose
+  // `rowOffset` and `kOffset` `offsets` gives; a rows-of-K tile is read as
+  // it is, a k-major one transposed (ldmatrix.trans), so that each lane
+  // holds the two consecutive k of its fragment either way. They pass
+  // through private memory (`slot` of `fragmentBuffer`; registers once
+  // LLVM promotes it), as values must across the barriers of the CPU
+  // emulation of ldmatrix and mma.sync; each fragment is loaded once per
+  // 16 of K and used by a row or column of mma.
+  Value q = kernel.div(lane, 8), r = kernel.rem(lane, 8);
+  Value fragmentBuffer = kernel.fragments;
+  auto pairType = VectorType::get({2}, elementType);
+  auto loadFragments = [&](const MatmulKernel::TileOperand &operand,
+                           Value stage, int64_t k16, Value rowBase,
+                           std::pair<Value, Value> offsets, int64_t slot) {
+    auto [rowOffset, kOffset] = offsets;
+    Value row = kernel.add(rowBase, rowOffset);
+    Value k = kernel.add(kOffset, k16);
+    SmallVector<Value> at =
+        operand.kMajor ? SmallVector<Value>{stage, kernel.add(k, r), row}
+                       : SmallVector<Value>{stage, kernel.add(row, r), k};
+    Value matrices = nvgpu::LdMatrixOp::create(
+        b, VectorType::get({4, 2}, elementType), operand.shared, at,
+        /*transpose=*/operand.kMajor, /*numTiles=*/4);
+    for (int64_t i = 0; i < 4; ++i)
+      vector::StoreOp::create(b, vector::ExtractOp::create(b, matrices, i),
+                              fragmentBuffer,
+                              ValueRange{index(slot), index(2 * i)});
   };
-  Value twoT = kernel.mul(t, 2);
+  // The four registers in `slot`: a vector<2xf16>, or an i32 for bf16
+  // (NVVM's operand types).
+  auto registers = [&](int64_t slot) {
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < 4; ++i) {
+      Value pair = vector::LoadOp::create(
+          b, pairType, fragmentBuffer, ValueRange{index(slot), index(2 * i)});
+      values.push_back(
+          bf16 ? LLVM::BitcastOp::create(b, b.getI32Type(), pair).getResult()
+               : pair);
+    }
+    return values;
+  };
+  std::pair aOffsets{kernel.mul(kernel.rem(q, 2), 8),
+                     kernel.mul(kernel.div(q, 2), 8)};
+  std::pair bOffsets{kernel.mul(kernel.div(q, 2), 8),
+                     kernel.mul(kernel.rem(q, 2), 8)};
   auto result =
       LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
   NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-  Value lhsTile = kernel.operands[0].shared,
-        rhsTile = kernel.operands[1].shared;
+  const MatmulKernel::TileOperand &lhs = kernel.operands[0],
+                                  &rhs = kernel.operands[1];
   kernel.pipelineOverK(linear, [&](Value stage) {
-    // Each mma loads its fragments (LLVM merges the loads the mmas of a
-    // row or column share): the CPU emulation of an mma holds barriers,
-    // across which only private memory carries values.
-    for (int64_t k16 = 0; k16 < kMmaDepth; k16 += kMmaK)
+    for (int64_t k16 = 0; k16 < kMmaDepth; k16 += kMmaK) {
+      // A's fragments of each m16 tile, B's of each pair of n8 tiles.
+      for (int64_t mi = 0; mi < mTiles; ++mi)
+        loadFragments(lhs, stage, k16, kernel.add(warpRow, mi * kMmaM),
+                      aOffsets, /*slot=*/mi);
+      for (int64_t pair = 0; pair < nTiles / 2; ++pair)
+        loadFragments(rhs, stage, k16, kernel.add(warpCol, pair * 2 * kMmaN),
+                      bOffsets,
+                      /*slot=*/mTiles + pair);
       for (int64_t mi = 0; mi < mTiles; ++mi)
         for (int64_t ni = 0; ni < nTiles; ++ni) {
-          Value kLow = kernel.add(twoT, k16), kHigh = kernel.add(twoT, k16 + 8);
-          Value row = kernel.add(kernel.add(warpRow, g), mi * kMmaM);
-          Value aFragment[] = {pair(lhsTile, stage, kLow, row),
-                               pair(lhsTile, stage, kLow, kernel.add(row, 8)),
-                               pair(lhsTile, stage, kHigh, row),
-                               pair(lhsTile, stage, kHigh, kernel.add(row, 8))};
-          Value col = kernel.add(kernel.add(warpCol, g), ni * kMmaN);
-          Value bFragment[] = {pair(rhsTile, stage, kLow, col),
-                               pair(rhsTile, stage, kHigh, col)};
+          SmallVector<Value> aFragment = registers(mi);
+          SmallVector<Value> bPair = registers(mTiles + ni / 2);
+          Value bFragment[] = {bPair[ni % 2 * 2], bPair[ni % 2 * 2 + 1]};
           SmallVector<Value> c;
           for (int64_t i = 0; i < 4; ++i)
             c.push_back(memref::LoadOp::create(
@@ -512,8 +565,10 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                                     acc,
                                     ValueRange{index(mi), index(ni), index(i)});
         }
+    }
   });
   // C += this warp's piece.
+  Value twoT = kernel.mul(t, 2);
   for (int64_t mi = 0; mi < mTiles; ++mi)
     for (int64_t ni = 0; ni < nTiles; ++ni)
       for (int64_t i = 0; i < 4; ++i) {
