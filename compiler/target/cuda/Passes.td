@@ -24,8 +24,11 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
     16 bytes at a time (`vector.load`, 4 floats or 8 halves) where the
     operand's innermost dimension has unit stride and its offset, other
     strides and length keep every vector aligned and whole (not GPT-2's
-    50257 classes), else element by element; a barrier after loading and
-    after using each tile. Edges: loads past the
+    50257 classes), else element by element. The loop over K is
+    software-pipelined: each thread loads the next slice into registers
+    (private memory, unrolled) while the block multiplies the tiles of one
+    of two stages, then stores it into the other stage's tiles; one barrier
+    per slice. Edges: loads past the
     matrix are zeros, stores past it are skipped. The batch is `blockIdx.z`.
     A `linalg.fill` of C just before the matmul (only ops without memory
     effects between them) is taken into the kernel: each element of C is
@@ -39,17 +42,26 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
     (row-major A, column-major B), its accumulators in private memory
     (registers: 4 floats per lane and tile), and 32 elements of K at a
     time, two mma steps per shared tile. The larger tile reads each
-    fragment from shared memory for 32 mma instead of 8 (the fragment loads
-    bound the kernel; 2% more GPT-2-small steps a second on an H100). Each lane reads its
-    fragments from the shared tiles where PTX's layouts for m16n8k16 place
-    them (g = lane / 4, t = lane % 4, e = 0 or 1: A's register r holds
-    A[g + 8(r % 2)][2t + 8(r / 2) + e], B's B[2t + 8r + e][g], D's element
-    i is D[g + 8(i / 2)][2t + i % 2]). Its shared tiles hold rows of K (A's
-    rows, B's columns: `64x40` or `128x40`, 32 elements and 8 of padding), so that the
-    two elements of a register are adjacent (one 32-bit load) and the 32
-    lanes of a fragment read 32 different banks (the k-major tiles of the
-    SGEMM kernel cost GPT-2-small's bf16 matmuls two 16-bit loads per
-    register, four lanes to a bank).
+    fragment from shared memory for 32 mma instead of 8. The shared tiles
+    are laid out as the operand is in memory, so that each thread stores
+    its 16-byte loads as whole vectors: rows of K where K is contiguous
+    (`64x40` or `128x40`), k-major otherwise (`32x72` or `32x136`), rows
+    padded by 8 elements so that the 8 rows of an 8x8 matrix fall in
+    different banks. Per 16 of K, each warp loads the fragments of each of
+    its m16 tiles of A and of each pair of its n8 tiles of B with one
+    `nvgpu.ldmatrix` (four 8x8 matrices; transposed from a k-major tile),
+    into private memory, which hands each lane what PTX's layouts for
+    m16n8k16 place there (g = lane / 4, t = lane % 4, e = 0 or 1: A's
+    register r holds A[g + 8(r % 2)][2t + 8(r / 2) + e], B's
+    B[2t + 8r + e][g], D's element i is D[g + 8(i / 2)][2t + i % 2]).
+
+    An embedding's gradient (a contraction marked
+    `gacc.embedding_gradient`, `one_hot(ids)ᵀ · dy` with the batch's ids;
+    see `getEmbeddingGradient`) is no product: a thread per column of C and
+    a block per range of its rows adds the rows of dy at their ids, in
+    position order (no atomics: the sums do not depend on scheduling; ids
+    outside C's rows add nothing), and the one-hot goes where nothing else
+    reads it; C's zero fill stays.
 
     ```mlir
     linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
@@ -60,10 +72,14 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
     // becomes
     gpu.launch blocks(...) in (%gx = %c4, %gy = %c1, %gz = %c1)
                threads(...) in (%sx = %c16, %sy = %c16, %sz = %c1)
-               workgroup(%ta : memref<16x64xf32, 3>, %tb : memref<16x64xf32, 3>)
-               private(%acc : memref<4x4xf32, 5>) {
-      ... scf.for %k0 = %c0 to %c784 step %c16 { load; gpu.barrier;
-                                                   multiply; gpu.barrier } ...
+               workgroup(%ta : memref<2x16x64xf32, 3>, %tb : memref<2x16x64xf32, 3>)
+               private(%sa : memref<4xf32, 5>, %sb : memref<4xf32, 5>,
+                       %acc : memref<4x4xf32, 5>) {
+      load slice 0; store it into stage 0; gpu.barrier
+      scf.for %k0 = %c0 to %c784 step %c16 {
+        load the next slice; multiply this stage's tiles;
+        store the next slice into the other stage; gpu.barrier }
+      C += the 4x4 piece
     }
     ```
   }];
