@@ -215,7 +215,7 @@ func.func @dynamic(%a: memref<?x8xf32>, %b: memref<8x8xf32>, %c: memref<?x8xf32>
 
 // An embedding's gradient (gacc.embedding_gradient: one_hot(ids)ᵀ · dy, the
 // ids read from the batch arena): a thread per column of C and a range of
-// its rows (here all 5 in each of 5 one-row blocks), adding the row of dy of
+// its rows (here one row in each of 5 blocks), adding the row of dy of
 // each id in its range in position order (ids outside it add nothing), the
 // bf16 rows widened. The one-hot and the product go; the zero fill stays.
 #ids = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -224,8 +224,8 @@ func.func @dynamic(%a: memref<?x8xf32>, %b: memref<8x8xf32>, %c: memref<?x8xf32>
 #dy = affine_map<(d0, d1, d2) -> (d2, d1)>
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @embedding_gradient
-// CHECK-NOT: linalg.generic
 // CHECK: %[[IDS:.*]] = memref.view
+// CHECK-NOT: linalg.generic
 // CHECK: linalg.fill
 // CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[IDS]] {{\[\[}}0, 1]] : memref<2x3xi32> into memref<6xi32>
 // CHECK: gpu.launch blocks(%{{[a-z0-9_]+}}, %[[BY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c1, %{{[a-z0-9_]+}} = %c5, %{{[a-z0-9_]+}} = %c1)

@@ -265,8 +265,23 @@ private:
     if (Value mapped = mapping.lookupOrNull(value))
       return mapped;
     Operation *def = value.getDefiningOp();
-    if (!def || !launch.getBody().isAncestor(def->getParentRegion()))
-      return value; // block ids, loop indices, values from outside
+    if (!def) {
+      // The same in every thread: the launch's ids and sizes (but the
+      // thread ids, mapped), and the induction variables of loops.
+      auto argument = cast<BlockArgument>(value);
+      Operation *owner = argument.getOwner()->getParentOp();
+      bool uniform = owner == launch.getOperation() ||
+                     !launch->isAncestor(owner) ||
+                     (isa<scf::ForOp>(owner) &&
+                      value == cast<scf::ForOp>(owner).getInductionVar());
+      if (!uniform)
+        return failure();
+      return value;
+    }
+    if (!launch.getBody().isAncestor(def->getParentRegion()))
+      return value;
+    if (isa<gpu::ThreadIdOp, gpu::LaneIdOp>(def))
+      return failure();
     if (def->getNumRegions() || !isMemoryEffectFree(def))
       return failure();
     for (Value operand : def->getOperands())

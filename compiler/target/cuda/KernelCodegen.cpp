@@ -83,9 +83,7 @@ LogicalResult gacc::buildCudaKernelCompilationPipeline(OpPassManager &pm,
       "},"
       "gpu.module(lower-affine,expand-strided-metadata,lower-affine,"
       "convert-scf-to-cf,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,"
-      "canonicalize,"
-      "cse,"
-      "reconcile-unrealized-casts),"
+      "canonicalize,cse,reconcile-unrealized-casts),"
       "gpu-module-to-binary{format=isa}";
   return parsePassPipeline(pipeline, pm, llvm::errs());
 }

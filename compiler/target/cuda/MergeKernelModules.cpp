@@ -47,7 +47,8 @@ struct MergeKernelModulesPass
         func->moveBefore(merged.getBody(), merged.getBody()->end());
         func.setName(name);
         // Workgroup buffers 16-byte aligned: the tiled matmuls store 16
-        // bytes at a time into theirs (LLVM would assume the element's).
+        // bytes at a time into theirs (LLVM would assume the element's),
+        // and ldmatrix needs each row it reads 16-byte aligned.
         for (unsigned i = 0; i < func.getNumWorkgroupAttributions(); ++i)
           func.setWorkgroupAttributionAttr(
               i, LLVM::LLVMDialect::getAlignAttrName(),

@@ -271,7 +271,8 @@ def MergeKernelModules : GaccPass<"gacc-cuda-merge-kernel-modules", "ModuleOp"> 
     modules (the host's constant globals that kernels read) are kept once.
     Every kernel's workgroup buffers are marked 16-byte aligned
     (`llvm.align`, which the NVVM lowering gives their globals): the tiled
-    matmuls store 16 bytes at a time into them.
+    matmuls store 16 bytes at a time into them, and `ldmatrix` needs each
+    row it reads 16-byte aligned.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect"];
