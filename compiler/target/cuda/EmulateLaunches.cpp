@@ -19,6 +19,39 @@ using namespace mlir;
 
 namespace {
 
+/// Expands each `OpT` of `launch` with `expand`, first to last.
+template <typename OpT>
+LogicalResult expandEach(gpu::LaunchOp launch,
+                         function_ref<LogicalResult(OpT)> expand) {
+  SmallVector<OpT> ops;
+  launch.getBody().walk([&](OpT op) { ops.push_back(op); });
+  for (OpT op : ops)
+    if (failed(expand(op)))
+      return failure();
+  return success();
+}
+
+/// Where the thread that runs the code at `ib` is: its place in the block,
+/// its lane and the first thread of its warp.
+struct ThreadPlace {
+  Value linear, lane, warpStart;
+};
+ThreadPlace threadPlace(gacc::KernelIndexBuilder &ib) {
+  ImplicitLocOpBuilder &b = ib.b;
+  auto threadId = [&](gpu::Dimension d) -> Value {
+    return gpu::ThreadIdOp::create(b, d);
+  };
+  auto blockDim = [&](gpu::Dimension d) -> Value {
+    return gpu::BlockDimOp::create(b, d);
+  };
+  Value linear = ib.linearize(
+      {threadId(gpu::Dimension::z), threadId(gpu::Dimension::y),
+       threadId(gpu::Dimension::x)},
+      {blockDim(gpu::Dimension::y), blockDim(gpu::Dimension::x)});
+  Value lane = ib.rem(linear, 32);
+  return {linear, lane, arith::SubIOp::create(b, linear, lane)};
+}
+
 /// Rewrites each warp-level nvvm.mma.sync of `launch` (m16n8k16, A row-
 /// and B column-major, f16 or bf16 into f32: what TileMatmuls emits) as
 /// what one lane computes of it: every lane stores its fragments to
@@ -32,12 +65,8 @@ public:
   explicit MmaExpander(gpu::LaunchOp launch) : launch(launch) {}
 
   LogicalResult run() {
-    SmallVector<NVVM::MmaOp> mmas;
-    launch.getBody().walk([&](NVVM::MmaOp mma) { mmas.push_back(mma); });
-    for (NVVM::MmaOp mma : mmas)
-      if (failed(expand(mma)))
-        return failure();
-    return success();
+    return expandEach<NVVM::MmaOp>(
+        launch, [&](NVVM::MmaOp mma) { return expand(mma); });
   }
 
 private:
@@ -61,19 +90,8 @@ private:
       return failure();
     gacc::KernelIndexBuilder ib(mma.getLoc(), mma);
     ImplicitLocOpBuilder &b = ib.b;
-    // This thread's place in the block, its lane and its warp's first.
-    auto threadId = [&](gpu::Dimension d) -> Value {
-      return gpu::ThreadIdOp::create(b, d);
-    };
-    auto blockDim = [&](gpu::Dimension d) -> Value {
-      return gpu::BlockDimOp::create(b, d);
-    };
-    Value linear = ib.linearize(
-        {threadId(gpu::Dimension::z), threadId(gpu::Dimension::y),
-         threadId(gpu::Dimension::x)},
-        {blockDim(gpu::Dimension::y), blockDim(gpu::Dimension::x)});
-    Value lane = ib.rem(linear, 32);
-    Value warpStart = arith::SubIOp::create(b, linear, lane);
+    ThreadPlace place = threadPlace(ib);
+    Value linear = place.linear, lane = place.lane, warpStart = place.warpStart;
 
     // The fragments, two 16-bit elements per register, the low half first.
     auto storeFragment = [&](ValueRange registers, Value scratch) {
@@ -201,13 +219,8 @@ public:
   explicit LdMatrixExpander(gpu::LaunchOp launch) : launch(launch) {}
 
   LogicalResult run() {
-    SmallVector<nvgpu::LdMatrixOp> loads;
-    launch.getBody().walk(
-        [&](nvgpu::LdMatrixOp load) { loads.push_back(load); });
-    for (nvgpu::LdMatrixOp load : loads)
-      if (failed(expand(load)))
-        return failure();
-    return success();
+    return expandEach<nvgpu::LdMatrixOp>(
+        launch, [&](nvgpu::LdMatrixOp load) { return expand(load); });
   }
 
 private:
@@ -225,10 +238,8 @@ private:
     gacc::KernelIndexBuilder ib(load.getLoc(), load);
     ImplicitLocOpBuilder &b = ib.b;
     gpu::KernelDim3 id = launch.getThreadIds();
-    Value linear =
-        ib.add(ib.mul(ib.add(ib.mul(id.z, *sizeY), id.y), *sizeX), id.x);
-    Value lane = ib.rem(linear, 32);
-    Value warpStart = arith::SubIOp::create(b, linear, lane);
+    ThreadPlace place = threadPlace(ib);
+    Value lane = place.lane, warpStart = place.warpStart;
     Value quad = ib.div(lane, 4), pair = ib.mul(ib.rem(lane, 4), 2);
     SmallVector<Value> received;
     for (int64_t j = 0; j < tiles; ++j)

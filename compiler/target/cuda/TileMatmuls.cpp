@@ -115,8 +115,7 @@ public:
   /// registers and a private accumulator of `accShape` (zeros), and starts
   /// its body.
   gpu::LaunchOp launch(int64_t threadsX, int64_t threadsY,
-                       ArrayRef<int64_t> accShape,
-                       std::optional<MemRefType> fragmentsType = std::nullopt) {
+                       ArrayRef<int64_t> accShape) {
     int64_t batches = 1;
     for (unsigned i = 0; i < batchLoops; ++i)
       batches *= ranges[i];
@@ -128,8 +127,6 @@ public:
     MLIRContext *context = b.getContext();
     auto workgroup = gpu::AddressSpaceAttr::get(
         context, gpu::GPUDialect::getWorkgroupAddressSpace());
-    auto privateSpace = gpu::AddressSpaceAttr::get(
-        context, gpu::GPUDialect::getPrivateAddressSpace());
     for (TileOperand &operand : operands) {
       operand.width = vectorWidth(operand);
       Type element = cast<MemRefType>(operand.value.getType()).getElementType();
@@ -139,19 +136,10 @@ public:
               : SmallVector<int64_t>{kStages, tile, depthStep + operand.pad};
       operand.shared = launch.addWorkgroupAttribution(
           MemRefType::get(tileShape, element, nullptr, workgroup), b.getLoc());
-      operand.staging = launch.addPrivateAttribution(
-          MemRefType::get({tile * depthStep / threads}, element, nullptr,
-                          privateSpace),
-          b.getLoc());
+      operand.staging =
+          addPrivateBuffer(launch, {tile * depthStep / threads}, element);
     }
-    acc = launch.addPrivateAttribution(
-        MemRefType::get(accShape, accType, nullptr, privateSpace), b.getLoc());
-    if (fragmentsType)
-      fragments = launch.addPrivateAttribution(
-          MemRefType::get(fragmentsType->getShape(),
-                          fragmentsType->getElementType(), nullptr,
-                          privateSpace),
-          b.getLoc());
+    acc = addPrivateBuffer(launch, accShape, accType);
     b.setInsertionPointToStart(&launch.getBody().front());
     gpu::KernelDim3 block = launch.getBlockIds();
     loopIndex.assign(ranges.size(), Value());
@@ -208,12 +196,12 @@ public:
   /// taken in), where (m, n) is inside C.
   void accumulate(Value m, Value n, Value value) {
     Value inside = arith::AndIOp::create(b, less(m, rows), less(n, cols));
-    auto branch = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(branch.thenBlock()->getTerminator());
-    SmallVector<Value> at = indices(maps[2], m, n, m);
-    Value old = initial ? initial : memref::LoadOp::create(b, out, at);
-    memref::StoreOp::create(b, arith::AddFOp::create(b, old, value), out, at);
+    ifThen(inside, [&] {
+      SmallVector<Value> at = indices(maps[2], m, n, m);
+      Value old = initial ? initial : memref::LoadOp::create(b, out, at);
+      memref::StoreOp::create(b, arith::AddFOp::create(b, old, value), out,
+                              at);
+    });
   }
 
   void loop(int64_t lower, int64_t upper, int64_t step,
@@ -222,6 +210,15 @@ public:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(forOp.getBody()->getTerminator());
     body(forOp.getInductionVar());
+  }
+
+  /// A buffer of `shape` elements of `type` per thread of `launch`.
+  Value addPrivateBuffer(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
+                         Type type) {
+    auto privateSpace = gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::GPUDialect::getPrivateAddressSpace());
+    return launch.addPrivateAttribution(
+        MemRefType::get(shape, type, nullptr, privateSpace), b.getLoc());
   }
 
   void ifThen(Value condition, function_ref<void()> body) {
@@ -264,8 +261,6 @@ public:
   std::array<TileOperand, 2> operands;
   int64_t threads = 0;
   Value acc, rowBase, colBase;
-  /// The tensor-core kernel's fragments on their way to mma.sync.
-  Value fragments;
 
 private:
   /// The element of `operand` (indexed by `map`) at loop indices (m, n, k).
@@ -472,9 +467,7 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
   int64_t warpTile = kernel.tile / 2;
   int64_t mTiles = warpTile / kMmaM, nTiles = warpTile / kMmaN;
   Type elementType = kernel.lhsType;
-  gpu::LaunchOp launch =
-      kernel.launch(32, kWarps, {mTiles, nTiles, 4},
-                    MemRefType::get({mTiles + nTiles / 2, 8}, elementType));
+  gpu::LaunchOp launch = kernel.launch(32, kWarps, {mTiles, nTiles, 4});
   // threadIdx.x is the lane, threadIdx.y the warp.
   gpu::KernelDim3 thread = launch.getThreadIds();
   Value lane = thread.x, warp = thread.y;
@@ -496,7 +489,9 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
   // emulation of ldmatrix and mma.sync; each fragment is loaded once per
   // 16 of K and used by a row or column of mma.
   Value q = kernel.div(lane, 8), r = kernel.rem(lane, 8);
-  Value fragmentBuffer = kernel.fragments;
+  // A's and B's fragments on their way to mma.sync.
+  Value fragmentBuffer = kernel.addPrivateBuffer(
+      launch, {mTiles + nTiles / 2, 8}, elementType);
   auto pairType = VectorType::get({2}, elementType);
   auto loadFragments = [&](const MatmulKernel::TileOperand &operand,
                            Value stage, int64_t k16, Value rowBase,
