@@ -20,18 +20,25 @@
 
 using namespace mlir;
 
-void gacc::buildDifferentiationPipeline(OpPassManager &pm) {
+void gacc::buildDifferentiationPipeline(
+    OpPassManager &pm, const TrainingPipelineOptions &options) {
   // (The step is distributed over its ranks already: by gacc-configure-step,
   // or as the model was written, which its verifier checks.)
   pm.addPass(createMixedPrecision());
   pm.addPass(createSplitBatch());
+  // The CUDA targets compute attention with FlashAttention's kernels; the
+  // CPU keeps the probabilities (its backward then needs no second Q Kᵀ).
+  StringRef target = options.target;
+  if (target.starts_with("cuda"))
+    pm.addPass(
+        createFuseAttention(FuseAttentionOptions{.cudaKernelsOnly = true}));
   pm.addPass(createAutodiff());
 }
 
 void gacc::buildTrainingPipeline(OpPassManager &pm,
                                  const TrainingPipelineOptions &options) {
   pm.addPass(createConfigureStep(options));
-  buildDifferentiationPipeline(pm);
+  buildDifferentiationPipeline(pm, options);
   buildStepPipeline(pm, options);
 }
 
@@ -189,7 +196,7 @@ void gacc::registerPipelines() {
       "gacc-training-pipeline",
       "Differentiate a model and build its step and eval functions",
       buildTrainingPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<TrainingPipelineOptions>(
       "gacc-differentiation-pipeline",
       "Autocast, the per-rank and micro-batch models, and the gradient "
       "functions the step refers to (what the memory planner analyses)",

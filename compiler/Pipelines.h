@@ -158,7 +158,10 @@ struct TrainingPipelineOptions
 /// The training pipeline's first stage: autocast, ZeRO's per-rank model,
 /// the micro-batch models and the gradient functions the step refers to
 /// (what the memory planner analyses before rematerialization).
-void buildDifferentiationPipeline(OpPassManager &pm);
+/// The CUDA targets' (`options.target`) also fuse attention
+/// (gacc-fuse-attention).
+void buildDifferentiationPipeline(OpPassManager &pm,
+                                  const TrainingPipelineOptions &options);
 /// The whole training stage: gacc-configure-step applies `options` to the
 /// step (see ConfigureStep.h), then the transforms build it.
 void buildTrainingPipeline(OpPassManager &pm,

@@ -23,6 +23,9 @@ def main():
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--dropout", type=float, default=0.0,
                    help="dropout after attention and MLP (0: none)")
+    p.add_argument("--bidirectional", action="store_true",
+                   help="no causal mask: every token attends to every "
+                   "other, as in an encoder")
     p.add_argument("--padding-mask", action="store_true",
                    help="a 'mask' input (1: token, 0: padding) that hides "
                    "padded keys from attention, for variable-length "
@@ -134,8 +137,9 @@ def main():
              f"{t(B, T, C)}")
     x = op(f"gacc.add {tok}, {wpe} : {t(B, T, C)}, {t(T, C)}")
     scale = op(f"gacc.constant dense<{1.0 / math.sqrt(D)!r}> : tensor<{f}>")
-    neg_inf = op(f"gacc.constant dense<0xFF800000> : tensor<{f}>")
-    mask = op(f"gacc.causal_mask : tensor<{T}x{T}xi1>")
+    if not a.bidirectional:
+        neg_inf = op(f"gacc.constant dense<0xFF800000> : tensor<{f}>")
+        mask = op(f"gacc.causal_mask : tensor<{T}x{T}xi1>")
     if a.padding_mask:
         # An additive bias on the scores: 0 for tokens, -1e9 for padding.
         pad = op(f"gacc.load @mask : {t(B, T)}")
@@ -165,8 +169,9 @@ def main():
         if a.padding_mask:
             att = op(f"gacc.add {att}, {key_bias} : {t(B, H, T, T)}, "
                      f"{t(B, 1, 1, T)}")
-        att = op(f"gacc.select {mask}, {att}, {neg_inf} : tensor<{T}x{T}xi1>, "
-                 f"{t(B, H, T, T)}, tensor<{f}>")
+        if not a.bidirectional:
+            att = op(f"gacc.select {mask}, {att}, {neg_inf} : "
+                     f"tensor<{T}x{T}xi1>, {t(B, H, T, T)}, tensor<{f}>")
         att = op(f"gacc.softmax {att} axis = 3 : {t(B, H, T, T)}")
         y = op(f"gacc.matmul {att}, {v} : {t(B, H, T, T)}, {t(B, H, T, D)} "
                f"-> {t(B, H, T, D)}")

@@ -194,6 +194,53 @@ def SplitBatch : GaccPass<"gacc-split-batch", "ModuleOp"> {
   let dependentDialects = ["::mlir::gacc::GaccDialect"];
 }
 
+def FuseAttention : GaccPass<"gacc-fuse-attention", "ModuleOp"> {
+  let consumes = "models with attention written as matmul, scale, mask, softmax, matmul";
+  let produces = "`gacc.attention` in their place";
+  let summary = "Scaled dot-product attention as one op, before autodiff";
+  let description = [{
+    Replaces, in every function,
+    `matmul(softmax(select(causal_mask, matmul(q, k, transpose_rhs) · scale
+    [+ key_bias], -inf), axis = 3), v)` by `gacc.attention`: the scale, the
+    key bias (`[B, 1, 1, S]`, one value per key, reshaped to `[B, S]` f32),
+    the causal mask and casts between any of them (autocast's f32 softmax)
+    are optional, and every intermediate must have no other use. A bias
+    computed from a trainable parameter is left alone (the fused gradient
+    gives the bias none), as is a mask that is not the scores' `[T, S]`.
+    Run before
+    `gacc-autodiff`, so that the backward is `gacc.attention_grad`, which
+    reads the forward's log-sum-exp instead of the T x S probabilities: the
+    saved activations of attention become linear in T. The scores and
+    their softmax are then in f32 even where autocast rounded them to bf16.
+
+    The CUDA targets' pipeline runs it with `cuda-kernels-only`: only
+    attention that `gacc-cuda-flash-attention` lowers is fused (f16 or
+    bf16, a head size that is a multiple of 16 up to 64, lengths that are
+    multiples of 64, T = S under the causal mask). The CPU target neither
+    runs it nor lowers `gacc.attention` yet.
+
+    ```mlir
+    %s = gacc.matmul %q, %k transpose_rhs : ... -> tensor<2x4x64x64xbf16>
+    %t = gacc.mul %s, %scale : tensor<2x4x64x64xbf16>, tensor<bf16>
+    %u = gacc.select %mask, %t, %ninf : tensor<64x64xi1>, ...
+    %p = gacc.softmax %u axis = 3 : tensor<2x4x64x64xbf16>
+    %o = gacc.matmul %p, %v : ... -> tensor<2x4x64x32xbf16>
+    // becomes
+    %o, %lse = gacc.attention %q, %k, %v into %e0, %e1
+        scale = 1.767767e-01 causal : ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::gacc::GaccDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"cudaKernelsOnly", "cuda-kernels-only", "bool", /*default=*/"false",
+           "Fuse only what the CUDA target's attention kernels take">
+  ];
+  let statistics = [
+    Statistic<"numFused", "fused", "Attentions fused">
+  ];
+}
+
 def Autodiff : GaccPass<"gacc-autodiff", "ModuleOp"> {
   let consumes = "the step's `model`, or its `micro_model`s";
   let produces = "gradient functions (`gacc.gradients`): the step's `gradient` or `micro_gradient`s";

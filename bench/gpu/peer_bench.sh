@@ -49,6 +49,10 @@ if t:
     line += f", PyTorch {t:.1f} samples/s{mfu(t)}"
 if g and t:
     line += f", gacc/PyTorch {g / t:.2f}"
+def memory(text):
+    return " ".join(line.split(None, 1)[1] for line in text.splitlines()
+                    if line.startswith("memory_mib"))
+line += f"; MiB: gacc {memory(gacc)}, PyTorch {memory(torch)}"
 print(line)
 PY
 done

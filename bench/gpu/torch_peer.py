@@ -71,3 +71,4 @@ for step in range(steps):
     loss.item()
 torch.cuda.synchronize()
 print(f"samples_per_s {samples * (steps - 3) / (time.perf_counter() - start):.1f}")
+print(f"memory_mib peak {torch.cuda.max_memory_allocated() / 2**20:.1f}")

@@ -15,6 +15,7 @@
 #include "gacc/runtime/Dataset.h"
 #include "gacc/runtime/Trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +42,7 @@ int main(int argc, char **argv) {
   std::unique_ptr<Dataset> data = Dataset::synthetic(trainer->model(), 1);
   int64_t samples = trainer->model().inputs.front().slot.shape[0];
   double seconds = 0;
+  int64_t peakBytes = 0;
   for (int step = 0; step < steps; ++step) {
     Batch batch;
     StepResult result;
@@ -60,7 +62,16 @@ int main(int argc, char **argv) {
                      std::chrono::steady_clock::now() - start)
                      .count();
     std::printf("loss %d %.9g\n", step + 1, result.loss);
+    peakBytes = std::max(peakBytes, result.peakBytes);
   }
+  // The memory plan's arenas (the workspace holds the activations) and
+  // the measured high-water mark, the heap's temporaries included.
+  const ModelInfo &model = trainer->model();
+  std::printf("memory_mib planned %.1f workspace %.1f peak %.1f\n",
+              (model.stateBytes + model.batchBytes + model.ioBytes +
+               model.workspaceBytes + model.unplannedBytes) /
+                  1048576.0,
+              model.workspaceBytes / 1048576.0, peakBytes / 1048576.0);
   if (steps > 3)
     std::printf("samples_per_s %.1f\n", samples * (steps - 3) / seconds);
   return 0;

@@ -34,7 +34,7 @@ static FailureOr<OwningOpRef<ModuleOp>> differentiate(TrainStepOp step) {
   TrainingPipelineOptions options;
   options.step = step.getSymName().str();
   pm.addPass(createConfigureStep(options));
-  buildDifferentiationPipeline(pm);
+  buildDifferentiationPipeline(pm, options);
   if (failed(runOnCopy(pm, *module)))
     return failure();
   return module;

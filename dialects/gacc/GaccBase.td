@@ -53,7 +53,8 @@ def Gacc_Dialect : Dialect {
         optimizer #gacc.sgd<lr = 0.1, momentum = 0.9>
     ```
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::tensor::TensorDialect"];
   let useDefaultAttributePrinterParser = 1;
   // The attributes one pass leaves for another (and the op overrides users
   // write), each with a named helper (`getGradientsAttrHelper()`, ...) and

@@ -5,6 +5,7 @@
 #include "dialects/gacc/GaccAttrs.h"
 #include "dialects/gacc/GaccOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;

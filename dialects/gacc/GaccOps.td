@@ -12,6 +12,7 @@ include "dialects/gacc/GaccAttrs.td"
 include "dialects/gacc/GaccInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -1063,6 +1064,113 @@ def Gacc_BatchNormOp : Gacc_Op<"batch_norm", [Pure,
     ::llvm::SmallVector<int64_t> getReductionAxes();
     /// The values per channel: the elements over the reduction axes.
     int64_t getValuesPerChannel();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Fused attention
+//===----------------------------------------------------------------------===//
+
+// Both ops are in destination-passing style, as linalg's: on tensors they
+// return their `into` operands' new values (tensor.empty where nothing is
+// read from them); on buffers (after bufferization) they write them, and a
+// target lowers them to its kernels (gacc-cuda-flash-attention).
+class Gacc_AttentionBase<string mnemonic, list<Trait> traits = []>
+    : Gacc_Op<mnemonic, !listconcat(traits, [DestinationStyleOpInterface,
+          DeclareOpInterfaceMethods<MemoryEffectsOpInterface>])> {
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let hasVerifier = 1;
+  code attentionDeclarations = [{
+    /// Q, K and V: [batch, heads, T, D], [batch, heads, S, D] (twice).
+    ::mlir::ShapedType getQueryType() {
+      return ::llvm::cast<::mlir::ShapedType>(getQuery().getType());
+    }
+    ::mlir::ShapedType getKeyType() {
+      return ::llvm::cast<::mlir::ShapedType>(getKey().getType());
+    }
+  }];
+}
+
+def Gacc_AttentionOp : Gacc_AttentionBase<"attention",
+    [DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
+  let summary = "Scaled dot-product attention, without the scores in memory";
+  let description = [{
+    `softmax(scale · Q Kᵀ + key_bias [+ causal mask]) V` for queries `Q`
+    `[B, H, T, D]` and keys and values `K`, `V` `[B, H, S, D]`, as
+    PyTorch's `scaled_dot_product_attention`; also the log-sum-exp of each
+    query's scores, `[B, H, T]` f32, which its gradient (`gacc.attention_grad`)
+    reads instead of the T x S probabilities: a target computes it block by
+    block (FlashAttention's online softmax) and never stores the scores.
+    `key_bias` (`[B, S]`, f32) is added to every query's score of each key:
+    0 for tokens, a large negative number for padding. `causal` hides key
+    `j` from query `i` where `j > i + (S - T)`, as `gacc.causal_mask`. The
+    scores and the softmax are in f32 whatever Q's type; the output is in
+    Q's.
+
+    gacc-fuse-attention forms it from the ops attention is written with,
+    for the CUDA targets (gacc-cuda-flash-attention); the CPU target has no
+    lowering of it yet.
+
+    ```mlir
+    %o0 = tensor.empty() : tensor<8x12x1024x64xbf16>
+    %l0 = tensor.empty() : tensor<8x12x1024xf32>
+    %o, %lse = gacc.attention %q, %k, %v into %o0, %l0 scale = 1.250000e-01
+        causal : tensor<8x12x1024x64xbf16>, tensor<8x12x1024x64xbf16>,
+        tensor<8x12x1024x64xbf16> into tensor<8x12x1024x64xbf16>,
+        tensor<8x12x1024xf32> -> tensor<8x12x1024x64xbf16>, tensor<8x12x1024xf32>
+    ```
+  }];
+  let arguments = (ins AnyShaped:$query, AnyShaped:$key, AnyShaped:$value,
+                       Optional<AnyShaped>:$key_bias, AnyShaped:$out,
+                       AnyShaped:$logsumexp, F64Attr:$scale, UnitAttr:$causal);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`key_bias` $key_bias^)? `into` $out `,`
+    $logsumexp `scale` `=` $scale (`causal` $causal^)? attr-dict `:`
+    type($query) `,` type($key) `,` type($value) (`,` type($key_bias)^)?
+    `into` type($out) `,` type($logsumexp) (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = attentionDeclarations # [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(
+          getOperation(), getODSOperandIndexAndLength(4).first, 2);
+    }
+  }];
+}
+
+def Gacc_AttentionGradOp : Gacc_AttentionBase<"attention_grad"> {
+  let summary = "The gradients of gacc.attention's Q, K and V";
+  let description = [{
+    From the output's gradient `dO` and what the forward kept: the
+    log-sum-exp of each query's scores and `delta = rowsum(dO · O)` (f32,
+    `[B, H, T]`), FlashAttention-2's backward: the probabilities are
+    recomputed block by block, `dS = P · (dO Vᵀ - delta)`,
+    `dQ = scale · dS K`, `dK = scale · dSᵀ Q`, `dV = Pᵀ dO`. `key_bias`,
+    `scale` and `causal` are the forward's.
+
+    ```mlir
+    %dq, %dk, %dv = gacc.attention_grad %q, %k, %v, %do, %lse, %delta
+        into %e0, %e1, %e2 scale = 1.250000e-01 causal : ...
+    ```
+  }];
+  let arguments = (ins AnyShaped:$query, AnyShaped:$key, AnyShaped:$value,
+                       AnyShaped:$out_grad, AnyShaped:$logsumexp,
+                       AnyShaped:$delta, Optional<AnyShaped>:$key_bias,
+                       AnyShaped:$query_grad, AnyShaped:$key_grad,
+                       AnyShaped:$value_grad, F64Attr:$scale,
+                       UnitAttr:$causal);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out_grad `,` $logsumexp `,` $delta
+    (`key_bias` $key_bias^)? `into` $query_grad `,` $key_grad `,` $value_grad
+    `scale` `=` $scale (`causal` $causal^)? attr-dict `:` type($query) `,`
+    type($key) `,` type($value) `,` type($out_grad) `,` type($logsumexp) `,`
+    type($delta) (`,` type($key_bias)^)? `into` type($query_grad) `,`
+    type($key_grad) `,` type($value_grad) (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = attentionDeclarations # [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return ::mlir::MutableOperandRange(
+          getOperation(), getODSOperandIndexAndLength(7).first, 3);
+    }
   }];
 }
 

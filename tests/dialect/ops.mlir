@@ -253,3 +253,25 @@ func.func @windows(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %c: tensor<
   %o = gacc.col2im %c kernel = [3, 3] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<2x4x9x16xf32> -> tensor<2x4x8x8xf32>
   return
 }
+
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x128x32xbf16>, %b: tensor<2x128xf32>,
+                     %mq: memref<2x4x64x32xbf16>, %ml: memref<2x4x64xf32>) {
+  %o0 = tensor.empty() : tensor<2x4x64x32xbf16>
+  %l0 = tensor.empty() : tensor<2x4x64xf32>
+  // CHECK: %[[A:.*]]:2 = gacc.attention %{{.*}}, %{{.*}}, %{{.*}} key_bias %{{.*}} into %{{.*}}, %{{.*}} scale = 1.250000e-01 : tensor<2x4x64x32xbf16>, tensor<2x4x128x32xbf16>, tensor<2x4x128x32xbf16>, tensor<2x128xf32> into tensor<2x4x64x32xbf16>, tensor<2x4x64xf32> -> tensor<2x4x64x32xbf16>, tensor<2x4x64xf32>
+  %o, %l = gacc.attention %q, %k, %k key_bias %b into %o0, %l0 scale = 0.125
+      : tensor<2x4x64x32xbf16>, tensor<2x4x128x32xbf16>, tensor<2x4x128x32xbf16>, tensor<2x128xf32>
+      into tensor<2x4x64x32xbf16>, tensor<2x4x64xf32> -> tensor<2x4x64x32xbf16>, tensor<2x4x64xf32>
+  %k0 = tensor.empty() : tensor<2x4x128x32xbf16>
+  // CHECK: gacc.attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[A]]#0, %[[A]]#1, %[[A]]#1 into %{{.*}}, %{{.*}}, %{{.*}} scale = 1.250000e-01 causal :
+  %g:3 = gacc.attention_grad %q, %k, %k, %o, %l, %l into %o0, %k0, %k0 scale = 0.125 causal
+      : tensor<2x4x64x32xbf16>, tensor<2x4x128x32xbf16>, tensor<2x4x128x32xbf16>, tensor<2x4x64x32xbf16>,
+        tensor<2x4x64xf32>, tensor<2x4x64xf32> into tensor<2x4x64x32xbf16>, tensor<2x4x128x32xbf16>,
+        tensor<2x4x128x32xbf16> -> tensor<2x4x64x32xbf16>, tensor<2x4x128x32xbf16>, tensor<2x4x128x32xbf16>
+  // On buffers, without results.
+  // CHECK: gacc.attention %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}}, %{{.*}} scale = 1.000000e+00 causal : memref<2x4x64x32xbf16>, memref<2x4x64x32xbf16>, memref<2x4x64x32xbf16> into memref<2x4x64x32xbf16>, memref<2x4x64xf32>{{$}}
+  gacc.attention %mq, %mq, %mq into %mq, %ml scale = 1.0 causal
+      : memref<2x4x64x32xbf16>, memref<2x4x64x32xbf16>, memref<2x4x64x32xbf16> into memref<2x4x64x32xbf16>, memref<2x4x64xf32>
+  return
+}

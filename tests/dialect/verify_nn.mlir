@@ -150,3 +150,61 @@ func.func @f(%ids: tensor<2x3xi32>) {
   %c = gacc.checkpoint %ids : tensor<2x3xi32>
   return
 }
+
+// -----
+func.func @f(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x64x16xbf16>) {
+  %o = tensor.empty() : tensor<2x4x64x32xbf16>
+  %l = tensor.empty() : tensor<2x4x64xf32>
+  // expected-error @+1 {{'gacc.attention' op takes keys and values [2, 4, S, 32] for queries 'tensor<2x4x64x32xbf16>'}}
+  %r:2 = gacc.attention %q, %k, %k into %o, %l scale = 1.0
+      : tensor<2x4x64x32xbf16>, tensor<2x4x64x16xbf16>, tensor<2x4x64x16xbf16>
+      into tensor<2x4x64x32xbf16>, tensor<2x4x64xf32>
+      -> tensor<2x4x64x32xbf16>, tensor<2x4x64xf32>
+  return
+}
+
+// -----
+func.func @f(%q: tensor<2x4x64x32xbf16>) {
+  %o = tensor.empty() : tensor<2x4x64x32xbf16>
+  %l = tensor.empty() : tensor<2x4x64xbf16>
+  // expected-error @+1 {{'gacc.attention' op takes its per-query values as f32 [2, 4, 64]}}
+  %r:2 = gacc.attention %q, %q, %q into %o, %l scale = 1.0
+      : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>
+      into tensor<2x4x64x32xbf16>, tensor<2x4x64xbf16>
+      -> tensor<2x4x64x32xbf16>, tensor<2x4x64xbf16>
+  return
+}
+
+// -----
+func.func @f(%q: tensor<2x4x64x32xbf16>, %b: tensor<2x32xf32>) {
+  %o = tensor.empty() : tensor<2x4x64x32xbf16>
+  %l = tensor.empty() : tensor<2x4x64xf32>
+  // expected-error @+1 {{'gacc.attention' op takes a key bias of f32 [2, 64]}}
+  %r:2 = gacc.attention %q, %q, %q key_bias %b into %o, %l scale = 1.0
+      : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>,
+        tensor<2x32xf32> into tensor<2x4x64x32xbf16>, tensor<2x4x64xf32>
+      -> tensor<2x4x64x32xbf16>, tensor<2x4x64xf32>
+  return
+}
+
+// -----
+func.func @f(%q: tensor<2x4x64x32xbf16>, %o: memref<2x4x64x32xbf16>) {
+  %l = tensor.empty() : tensor<2x4x64xf32>
+  // expected-error @+1 {{'gacc.attention' op takes static tensors or static memrefs, not both}}
+  gacc.attention %q, %q, %q into %o, %l scale = 1.0
+      : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>
+      into memref<2x4x64x32xbf16>, tensor<2x4x64xf32>
+  return
+}
+
+// -----
+func.func @f(%q: tensor<2x4x64x32xbf16>, %r: tensor<2x4x64xf32>) {
+  %e = tensor.empty() : tensor<2x4x64x32xf16>
+  // expected-error @+1 {{'gacc.attention_grad' op writes 'tensor<2x4x64x32xbf16>' where it writes queries}}
+  %g:3 = gacc.attention_grad %q, %q, %q, %q, %r, %r into %e, %q, %q scale = 1.0
+      : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>,
+        tensor<2x4x64x32xbf16>, tensor<2x4x64xf32>, tensor<2x4x64xf32>
+      into tensor<2x4x64x32xf16>, tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>
+      -> tensor<2x4x64x32xf16>, tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>
+  return
+}

@@ -23,9 +23,10 @@ struct ConvertGaccToLinalgPass
                            tensor::TensorDialect>();
     // Every compute op must lower; declarations, loads and the step stay.
     target.addIllegalDialect<GaccDialect>();
-    // The barrier stays until bufferization (see its description).
+    // The barrier stays until bufferization (see its description); fused
+    // attention until its target's kernels (gacc-cuda-flash-attention).
     target.addLegalOp<ParamOp, InputOp, LoadOp, TrainStepOp,
-                      OptimizationBarrierOp>();
+                      OptimizationBarrierOp, AttentionOp, AttentionGradOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
 
     RewritePatternSet patterns(context);

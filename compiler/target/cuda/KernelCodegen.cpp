@@ -54,6 +54,7 @@ void gacc::buildCudaKernelMappingPipeline(OpPassManager &pm) {
   // from 256 outputs, a block each does that.
   func.addPass(createSplitReductions(
       SplitReductionsOptions{.maxOutputs = 256, .parallelism = 2048}));
+  func.addPass(createFlashAttention());
   func.addPass(createTileMatmuls());
   func.addPass(createBlockReductions());
   func.addPass(createCopiesToLinalg());

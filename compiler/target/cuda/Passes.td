@@ -5,6 +5,46 @@
 
 include "passes/PassBase.td"
 
+def FlashAttention : GaccPass<"gacc-cuda-flash-attention"> {
+  let consumes = "bufferized `gacc.attention` and `gacc.attention_grad`";
+  let produces = "FlashAttention-2's tensor-core kernels (`gpu.launch`)";
+  let summary = "Fused attention as kernels that never store the scores";
+  let description = [{
+    Replaces each `gacc.attention` on buffers by one kernel and each
+    `gacc.attention_grad` by two, for f16 or bf16 operands, head sizes that
+    are multiples of 16 up to 64 and lengths that are multiples of 64 (what
+    `gacc-fuse-attention`'s `cuda-kernels-only` fuses; anything else is a
+    located error). A block of 4 warps owns 64 rows of one (batch, head),
+    16 per warp, in shared memory, and loops over the other side 64 rows
+    at a time (under the causal mask, only the tiles it can see): products
+    are m16n8k16 `mma.sync` with fragments from `ldmatrix`, and the
+    probabilities (or their gradient) feed the next product from the
+    accumulators, rounded, without going through memory.
+
+    - Forward: a block per 64 queries; each row's running maximum and sum
+      (the online softmax: the 4 lanes of a row combine their partial
+      maxima through shared memory), the output rescaled as the maximum
+      grows, then divided by the sum; the log-sum-exp of each row.
+    - dQ: a block per 64 queries recomputes P = exp(S - lse) and dP = dO Vᵀ
+      per key tile, dQ += scale · P (dP - delta) K.
+    - dK, dV: a block per 64 keys does the same transposed, per query tile:
+      dV += Pᵀ dO, dK += scale · dSᵀ Q.
+
+    Every gradient element is a sum in a fixed order: no atomics, results
+    that do not depend on scheduling. 4 tiles of 64 x (64 + 8) 16-bit
+    elements are 36 KB of shared memory.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
   let consumes = "bufferized named contractions";
   let produces = "shared-memory tiled and tensor-core matmul kernels (`scf.parallel` with workgroup memory)";
