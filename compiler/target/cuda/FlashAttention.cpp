@@ -76,9 +76,9 @@ public:
         gpu::LaunchOp::create(b, index(rows / kTileRows), index(batch * heads),
                               index(1), index(32), index(kWarps), index(1));
     for (int64_t n : tiles)
-      accumulators.push_back(privateBuffer({n, 4}, f32));
+      accumulators.push_back(addPrivateBuffer(gpu, {n, 4}, f32));
     // A's fragment, and a pair of B's n8 tiles.
-    fragments = privateBuffer({2, 8}, element);
+    fragments = addPrivateBuffer(gpu, {2, 8}, element);
     b.setInsertionPointToStart(&gpu.getBody().front());
     Value y = gpu.getBlockIds().y;
     batchIndex = div(y, heads);
@@ -91,23 +91,9 @@ public:
     t = rem(lane, 4);
   }
 
-  Value privateBuffer(ArrayRef<int64_t> shape, Type type) {
-    auto space = gpu::AddressSpaceAttr::get(
-        b.getContext(), gpu::GPUDialect::getPrivateAddressSpace());
-    return gpu.addPrivateAttribution(
-        MemRefType::get(shape, type, nullptr, space), b.getLoc());
-  }
-
-  Value sharedBuffer(ArrayRef<int64_t> shape, Type type) {
-    auto space = gpu::AddressSpaceAttr::get(
-        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-    return gpu.addWorkgroupAttribution(
-        MemRefType::get(shape, type, nullptr, space), b.getLoc());
-  }
-
   /// A tile of 64 rows of a [B, H, L, D] operand.
   Value sharedTile() {
-    return sharedBuffer({kTileRows, headSize + kRowPad}, element);
+    return addWorkgroupBuffer(gpu, {kTileRows, headSize + kRowPad}, element);
   }
 
   /// Copies rows [`first`, `first` + 64) of `source` ([B, H, L, D], this
@@ -245,21 +231,6 @@ public:
     });
   }
 
-  /// A loop from `lower` to `upper` (step 1) with `body` at its end.
-  void loop(Value lower, Value upper, function_ref<void(Value)> body) {
-    auto forOp = scf::ForOp::create(b, lower, upper, index(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(forOp.getBody()->getTerminator());
-    body(forOp.getInductionVar());
-  }
-
-  void ifThen(Value condition, function_ref<void()> body) {
-    auto branch = scf::IfOp::create(b, condition, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(branch.thenBlock()->getTerminator());
-    body();
-  }
-
   double scale;
   bool causal;
   Value keyBias;
@@ -357,10 +328,10 @@ void emitForward(gacc::AttentionOp op) {
   Value scores = k.accumulators[0], out = k.accumulators[1];
   // Per half h of the lane's rows (g, g + 8): the running maximum, and the
   // sum of this lane's probabilities.
-  Value state = k.privateBuffer({2, 2}, k.f32);
+  Value state = k.addPrivateBuffer(k.gpu, {2, 2}, k.f32);
   Value queryTile = k.sharedTile(), keyTile = k.sharedTile(),
         valueTile = k.sharedTile();
-  Value quad = k.sharedBuffer({kWarps, kMmaM, 4}, k.f32);
+  Value quad = k.addWorkgroupBuffer(k.gpu, {kWarps, kMmaM, 4}, k.f32);
   Value minusInf = k.constant(-std::numeric_limits<double>::infinity());
   Value zero = k.constant(0.0);
   k.zero(out);
@@ -385,7 +356,7 @@ void emitForward(gacc::AttentionOp op) {
     memref::StoreOp::create(b, v, quad,
                             ValueRange{k.warp, k.add(k.g, 8 * h), k.t});
   };
-  k.loop(k.index(0), tiles, [&](Value j) {
+  k.loop(k.index(0), tiles, 1, [&](Value j) {
     Value first = k.mul(j, kTileRows);
     gpu::BarrierOp::create(b);
     k.loadTile(op.getKey(), first, keyTile);
@@ -476,7 +447,7 @@ void emitQueryGradient(gacc::AttentionGradOp op) {
   Value scores = k.accumulators[0], dScores = k.accumulators[1],
         dQuery = k.accumulators[2];
   // Per half h of the lane's rows: the log-sum-exp and delta.
-  Value rows = k.privateBuffer({2, 2}, k.f32);
+  Value rows = k.addPrivateBuffer(k.gpu, {2, 2}, k.f32);
   Value queryTile = k.sharedTile(), outGradTile = k.sharedTile(),
         keyTile = k.sharedTile(), valueTile = k.sharedTile();
   k.zero(dQuery);
@@ -493,7 +464,7 @@ void emitQueryGradient(gacc::AttentionGradOp op) {
     tiles = arith::MinUIOp::create(
         b, tiles, k.add(gpu::BlockIdOp::create(b, gpu::Dimension::x), 1));
   Value scale = k.constant(k.scale);
-  k.loop(k.index(0), tiles, [&](Value j) {
+  k.loop(k.index(0), tiles, 1, [&](Value j) {
     Value first = k.mul(j, kTileRows);
     gpu::BarrierOp::create(b);
     k.loadTile(op.getKey(), first, keyTile);
@@ -542,7 +513,7 @@ void emitKeyValueGradient(gacc::AttentionGradOp op) {
       k.causal ? gpu::BlockIdOp::create(b, gpu::Dimension::x).getResult()
                : k.index(0);
   Value scale = k.constant(k.scale);
-  k.loop(firstTile, k.index(k.queries / kTileRows), [&](Value i0) {
+  k.loop(firstTile, k.index(k.queries / kTileRows), 1, [&](Value i0) {
     Value first = k.mul(i0, kTileRows);
     gpu::BarrierOp::create(b);
     k.loadTile(op.getQuery(), first, queryTile);

@@ -3,6 +3,7 @@
 #include "compiler/target/cuda/KernelIndexing.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using gacc::KernelIndexBuilder;
@@ -30,6 +31,42 @@ Value KernelIndexBuilder::linearize(ValueRange indices, ValueRange innerSizes) {
   for (auto [i, size] : llvm::zip_equal(indices.drop_front(), innerSizes))
     linear = add(mul(linear, size), i);
   return linear;
+}
+
+void KernelIndexBuilder::loop(Value lower, Value upper, int64_t step,
+                              function_ref<void(Value)> body) {
+  auto forOp = scf::ForOp::create(b, lower, upper, index(step));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forOp.getBody()->getTerminator());
+  body(forOp.getInductionVar());
+}
+
+void KernelIndexBuilder::ifThen(Value condition, function_ref<void()> body) {
+  auto branch = scf::IfOp::create(b, condition, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(branch.thenBlock()->getTerminator());
+  body();
+}
+
+static Value addBuffer(ImplicitLocOpBuilder &b, gpu::LaunchOp launch,
+                       ArrayRef<int64_t> shape, Type type, bool perThread) {
+  auto space = gpu::AddressSpaceAttr::get(
+      b.getContext(), perThread ? gpu::GPUDialect::getPrivateAddressSpace()
+                                : gpu::GPUDialect::getWorkgroupAddressSpace());
+  auto memref = MemRefType::get(shape, type, nullptr, space);
+  return perThread ? launch.addPrivateAttribution(memref, b.getLoc())
+                   : launch.addWorkgroupAttribution(memref, b.getLoc());
+}
+
+Value KernelIndexBuilder::addPrivateBuffer(gpu::LaunchOp launch,
+                                           ArrayRef<int64_t> shape, Type type) {
+  return addBuffer(b, launch, shape, type, /*perThread=*/true);
+}
+
+Value KernelIndexBuilder::addWorkgroupBuffer(gpu::LaunchOp launch,
+                                             ArrayRef<int64_t> shape,
+                                             Type type) {
+  return addBuffer(b, launch, shape, type, /*perThread=*/false);
 }
 
 void gacc::delinearize(ImplicitLocOpBuilder &b, Value index,

@@ -124,9 +124,6 @@ public:
                                         index(batches), index(threadsX),
                                         index(threadsY), index(1));
     threads = threadsX * threadsY;
-    MLIRContext *context = b.getContext();
-    auto workgroup = gpu::AddressSpaceAttr::get(
-        context, gpu::GPUDialect::getWorkgroupAddressSpace());
     for (TileOperand &operand : operands) {
       operand.width = vectorWidth(operand);
       Type element = cast<MemRefType>(operand.value.getType()).getElementType();
@@ -134,8 +131,7 @@ public:
           operand.kMajor
               ? SmallVector<int64_t>{kStages, depthStep, tile + operand.pad}
               : SmallVector<int64_t>{kStages, tile, depthStep + operand.pad};
-      operand.shared = launch.addWorkgroupAttribution(
-          MemRefType::get(tileShape, element, nullptr, workgroup), b.getLoc());
+      operand.shared = addWorkgroupBuffer(launch, tileShape, element);
       operand.staging =
           addPrivateBuffer(launch, {tile * depthStep / threads}, element);
     }
@@ -202,30 +198,6 @@ public:
       memref::StoreOp::create(b, arith::AddFOp::create(b, old, value), out,
                               at);
     });
-  }
-
-  void loop(int64_t lower, int64_t upper, int64_t step,
-            function_ref<void(Value)> body) {
-    auto forOp = scf::ForOp::create(b, index(lower), index(upper), index(step));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(forOp.getBody()->getTerminator());
-    body(forOp.getInductionVar());
-  }
-
-  /// A buffer of `shape` elements of `type` per thread of `launch`.
-  Value addPrivateBuffer(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
-                         Type type) {
-    auto privateSpace = gpu::AddressSpaceAttr::get(
-        b.getContext(), gpu::GPUDialect::getPrivateAddressSpace());
-    return launch.addPrivateAttribution(
-        MemRefType::get(shape, type, nullptr, privateSpace), b.getLoc());
-  }
-
-  void ifThen(Value condition, function_ref<void()> body) {
-    auto branch = scf::IfOp::create(b, condition, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(branch.thenBlock()->getTerminator());
-    body();
   }
 
   /// One of A and B on its way to the shared tiles.
