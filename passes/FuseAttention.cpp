@@ -1,5 +1,4 @@
-//===- FuseAttention.cpp - attention's ops into gacc.attention
-//--------------===//
+//===- FuseAttention.cpp - attention's ops into gacc.attention ------------===//
 //
 // Scaled dot-product attention as models write it (and as PyTorch 1.13's
 // traced nn.Modules spell it) is five ops whose T x S intermediates are the

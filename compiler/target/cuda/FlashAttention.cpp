@@ -1,5 +1,4 @@
-//===- FlashAttention.cpp - FlashAttention-2's kernels
-//----------------------===//
+//===- FlashAttention.cpp - FlashAttention-2's kernels --------------------===//
 //
 // gacc.attention and gacc.attention_grad on buffers as tensor-core kernels
 // that never store a T x S matrix. Each block owns 64 rows (queries, or keys
@@ -17,12 +16,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/target/cuda/KernelIndexing.h"
+#include "compiler/target/cuda/MmaFragments.h"
 #include "compiler/target/cuda/Passes.h"
 #include "dialects/gacc/GaccOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -35,11 +32,13 @@ namespace mlir::gacc {
 } // namespace mlir::gacc
 
 using namespace mlir;
+using gacc::kMmaK;
+using gacc::kMmaM;
+using gacc::kMmaN;
 
 namespace {
 constexpr int64_t kTileRows = 64; // rows of every shared tile
 constexpr int64_t kWarps = 4;     // 16 of the block's rows each
-constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
 // Shared tiles' rows are padded by 16 bytes, so that the 8 rows an
 // ldmatrix reads fall in different banks (see TileMatmuls).
 constexpr int64_t kRowPad = 8;
@@ -78,7 +77,7 @@ public:
     for (int64_t n : tiles)
       accumulators.push_back(addPrivateBuffer(gpu, {n, 4}, f32));
     // A's fragment, and a pair of B's n8 tiles.
-    fragments = addPrivateBuffer(gpu, {2, 8}, element);
+    fragments.emplace(*this, gpu, /*slots=*/2, element);
     b.setInsertionPointToStart(&gpu.getBody().front());
     Value y = gpu.getBlockIds().y;
     batchIndex = div(y, heads);
@@ -146,13 +145,19 @@ public:
     for (int64_t k16 = 0; k16 < headSize; k16 += kMmaK) {
       // Matrix q of A: rows 8 (q % 2), k 8 (q / 2); of a pair of B's n8
       // tiles: n 8 (q / 2), k 8 (q % 2).
-      loadMatrices(aTile, add(add(warpRow, mul(rem(q, 2), 8)), r),
-                   add(mul(div(q, 2), 8), k16), /*transpose=*/false, 0);
+      fragments->load(aTile,
+                      ValueRange{add(add(warpRow, mul(rem(q, 2), 8)), r),
+                                 add(mul(div(q, 2), 8), k16)},
+                      /*transpose=*/false, 0);
       for (int64_t pair = 0; pair < kScoreTiles / 2; ++pair) {
-        loadMatrices(bTile, add(add(mul(div(q, 2), 8), r), pair * 16),
-                     add(mul(rem(q, 2), 8), k16), /*transpose=*/false, 1);
-        for (int64_t half = 0; half < 2; ++half)
-          mma(registers(0), pairRegisters(1, half), acc, 2 * pair + half);
+        fragments->load(bTile,
+                        ValueRange{add(add(mul(div(q, 2), 8), r), pair * 16),
+                                   add(mul(rem(q, 2), 8), k16)},
+                        /*transpose=*/false, 1);
+        for (int64_t half = 0; half < 2; ++half) {
+          SmallVector<Value> a = fragments->registers(0);
+          fragments->mma(a, fragments->pair(1, half), acc, {2 * pair + half});
+        }
       }
     }
   }
@@ -167,19 +172,18 @@ public:
       // 2kk + 1's: rows g and g + 8 at k 2t and 2t + 8.
       for (int64_t reg = 0; reg < 4; ++reg) {
         int64_t nt = 2 * kk + reg / 2, i = 2 * (reg % 2);
-        Value pair = vector::FromElementsOp::create(
-            b, VectorType::get({2}, f32),
-            ValueRange{load(aAcc, nt, i), load(aAcc, nt, i + 1)});
-        pair = arith::TruncFOp::create(b, VectorType::get({2}, element), pair);
-        vector::StoreOp::create(b, pair, fragments,
-                                ValueRange{index(0), index(2 * reg)});
+        fragments->store(load(aAcc, nt, i), load(aAcc, nt, i + 1), 0, reg);
       }
       for (int64_t pair = 0; pair < headSize / kMmaN / 2; ++pair) {
         // Matrix q: k 8 (q % 2), n 8 (q / 2), read transposed.
-        loadMatrices(bTile, add(add(mul(rem(q, 2), 8), r), kk * kMmaK),
-                     add(mul(div(q, 2), 8), pair * 16), /*transpose=*/true, 1);
-        for (int64_t half = 0; half < 2; ++half)
-          mma(registers(0), pairRegisters(1, half), acc, 2 * pair + half);
+        fragments->load(bTile,
+                        ValueRange{add(add(mul(rem(q, 2), 8), r), kk * kMmaK),
+                                   add(mul(div(q, 2), 8), pair * 16)},
+                        /*transpose=*/true, 1);
+        for (int64_t half = 0; half < 2; ++half) {
+          SmallVector<Value> a = fragments->registers(0);
+          fragments->mma(a, fragments->pair(1, half), acc, {2 * pair + half});
+        }
       }
     }
   }
@@ -238,7 +242,7 @@ public:
   Type element, f32;
   gpu::LaunchOp gpu;
   SmallVector<Value> accumulators;
-  Value fragments;
+  std::optional<gacc::MmaFragments> fragments;
   Value batchIndex, headIndex, rowBase, lane, warp, warpRow, g, t;
 
 private:
@@ -258,58 +262,6 @@ private:
       if (ShapedType::isDynamic(stride) || stride % width)
         return 1;
     return width;
-  }
-
-  /// Four 8x8 matrices of `tile` into fragment slot `slot` (one ldmatrix):
-  /// lane l gives the address of row l % 8 of matrix l / 8, (`row`, `col`).
-  void loadMatrices(Value tile, Value row, Value col, bool transpose,
-                    int64_t slot) {
-    Value matrices = nvgpu::LdMatrixOp::create(
-        b, VectorType::get({4, 2}, element), tile, ValueRange{row, col},
-        transpose, /*numTiles=*/4);
-    for (int64_t i = 0; i < 4; ++i)
-      vector::StoreOp::create(b, vector::ExtractOp::create(b, matrices, i),
-                              fragments, ValueRange{index(slot), index(2 * i)});
-  }
-
-  /// The four registers of fragment slot `slot`: vector<2xf16>, or i32 for
-  /// bf16 (NVVM's operand types).
-  SmallVector<Value> registers(int64_t slot) {
-    SmallVector<Value> values;
-    auto pairType = VectorType::get({2}, element);
-    for (int64_t i = 0; i < 4; ++i) {
-      Value pair = vector::LoadOp::create(
-          b, pairType, fragments, ValueRange{index(slot), index(2 * i)});
-      values.push_back(
-          element.isBF16()
-              ? LLVM::BitcastOp::create(b, b.getI32Type(), pair).getResult()
-              : pair);
-    }
-    return values;
-  }
-
-  /// B's two registers for n8 tile `half` of the pair in slot `slot`.
-  SmallVector<Value> pairRegisters(int64_t slot, int64_t half) {
-    SmallVector<Value> pair = registers(slot);
-    return {pair[2 * half], pair[2 * half + 1]};
-  }
-
-  void mma(ArrayRef<Value> a, ArrayRef<Value> bFragment, Value acc,
-           int64_t nt) {
-    SmallVector<Value> c;
-    for (int64_t i = 0; i < 4; ++i)
-      c.push_back(load(acc, nt, i));
-    auto result =
-        LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-    NVVM::MMATypes type =
-        element.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-    auto op = NVVM::MmaOp::create(
-        b, result, a, bFragment, c, {kMmaM, kMmaN, kMmaK}, std::nullopt,
-        std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                       NVVM::MMALayout::col});
-    for (int64_t i = 0; i < 4; ++i)
-      store(LLVM::ExtractValueOp::create(b, op, i), acc, nt, i);
   }
 };
 } // namespace

@@ -15,9 +15,8 @@
 
 #include "compiler/target/common/Contractions.h"
 #include "compiler/target/cuda/KernelIndexing.h"
+#include "compiler/target/cuda/MmaFragments.h"
 #include "compiler/target/cuda/Passes.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -29,6 +28,9 @@ namespace mlir::gacc {
 } // namespace mlir::gacc
 
 using namespace mlir;
+using gacc::kMmaK;
+using gacc::kMmaM;
+using gacc::kMmaN;
 
 namespace {
 constexpr int64_t kTile = 64; // C tile per block: kTile x kTile
@@ -45,7 +47,6 @@ constexpr int64_t kSgemmDepth = 16; // K elements per shared tile
 // of 128 accumulators per lane.
 constexpr int64_t kWarps = 4;
 constexpr int64_t kLargeTile = 128;
-constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
 constexpr int64_t kMmaDepth = 2 * kMmaK; // K elements per shared tile
 // Its shared tiles' rows (of K, 32 elements, or k-major, 64 or 128) are
 // padded by 8 elements (16 bytes), so that the 8 rows of 16 bytes an
@@ -423,11 +424,8 @@ void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
   gpu::TerminatorOp::create(b);
 }
 
-/// The tensor-core kernel for `op`, before it. Fragment layouts are those
-/// of PTX's mma.m16n8k16 for 16-bit types, with g = lane / 4 and
-/// t = lane % 4: register r of A holds A[g + 8 (r % 2)][2t + 8 (r / 2) + e],
-/// register r of B holds B[2t + 8r + e][g], e = 0, 1 (the low half first);
-/// element i of C is C[g + 8 (i / 2)][2t + i % 2].
+/// The tensor-core kernel for `op`, before it (fragment layouts: see
+/// MmaFragments.h).
 void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                           Value initial) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -448,23 +446,16 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
   Value warpRow = kernel.mul(kernel.div(warp, 2), warpTile);
   Value warpCol = kernel.mul(kernel.rem(warp, 2), warpTile);
   Value acc = kernel.acc;
-  auto index = [&](int64_t v) { return kernel.index(v); };
-  Type f32 = b.getF32Type();
-  bool bf16 = elementType.isBF16();
   // Four 8x8 matrices of a shared tile as four mma registers, one
   // ldmatrix: lane l gives the address of row l % 8 of matrix l / 8, whose
   // `rowOffset` and `kOffset` `offsets` gives; a rows-of-K tile is read as
   // it is, a k-major one transposed (ldmatrix.trans), so that each lane
-  // holds the two consecutive k of its fragment either way. They pass
-  // through private memory (`slot` of `fragmentBuffer`; registers once
-  // LLVM promotes it), as values must across the barriers of the CPU
-  // emulation of ldmatrix and mma.sync; each fragment is loaded once per
-  // 16 of K and used by a row or column of mma.
+  // holds the two consecutive k of its fragment either way. Each fragment
+  // is loaded once per 16 of K and used by a row or column of mma: A's of
+  // each m16 tile, then B's of each pair of n8 tiles.
   Value q = kernel.div(lane, 8), r = kernel.rem(lane, 8);
-  // A's and B's fragments on their way to mma.sync.
-  Value fragmentBuffer = kernel.addPrivateBuffer(
-      launch, {mTiles + nTiles / 2, 8}, elementType);
-  auto pairType = VectorType::get({2}, elementType);
+  gacc::MmaFragments fragments(kernel, launch, mTiles + nTiles / 2,
+                               elementType);
   auto loadFragments = [&](const MatmulKernel::TileOperand &operand,
                            Value stage, int64_t k16, Value rowBase,
                            std::pair<Value, Value> offsets, int64_t slot) {
@@ -474,39 +465,16 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
     SmallVector<Value> at =
         operand.kMajor ? SmallVector<Value>{stage, kernel.add(k, r), row}
                        : SmallVector<Value>{stage, kernel.add(row, r), k};
-    Value matrices = nvgpu::LdMatrixOp::create(
-        b, VectorType::get({4, 2}, elementType), operand.shared, at,
-        /*transpose=*/operand.kMajor, /*numTiles=*/4);
-    for (int64_t i = 0; i < 4; ++i)
-      vector::StoreOp::create(b, vector::ExtractOp::create(b, matrices, i),
-                              fragmentBuffer,
-                              ValueRange{index(slot), index(2 * i)});
-  };
-  // The four registers in `slot`: a vector<2xf16>, or an i32 for bf16
-  // (NVVM's operand types).
-  auto registers = [&](int64_t slot) {
-    SmallVector<Value> values;
-    for (int64_t i = 0; i < 4; ++i) {
-      Value pair = vector::LoadOp::create(
-          b, pairType, fragmentBuffer, ValueRange{index(slot), index(2 * i)});
-      values.push_back(
-          bf16 ? LLVM::BitcastOp::create(b, b.getI32Type(), pair).getResult()
-               : pair);
-    }
-    return values;
+    fragments.load(operand.shared, at, /*transpose=*/operand.kMajor, slot);
   };
   std::pair aOffsets{kernel.mul(kernel.rem(q, 2), 8),
                      kernel.mul(kernel.div(q, 2), 8)};
   std::pair bOffsets{kernel.mul(kernel.div(q, 2), 8),
                      kernel.mul(kernel.rem(q, 2), 8)};
-  auto result =
-      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
   const MatmulKernel::TileOperand &lhs = kernel.operands[0],
                                   &rhs = kernel.operands[1];
   kernel.pipelineOverK(linear, [&](Value stage) {
     for (int64_t k16 = 0; k16 < kMmaDepth; k16 += kMmaK) {
-      // A's fragments of each m16 tile, B's of each pair of n8 tiles.
       for (int64_t mi = 0; mi < mTiles; ++mi)
         loadFragments(lhs, stage, k16, kernel.add(warpRow, mi * kMmaM),
                       aOffsets, /*slot=*/mi);
@@ -516,23 +484,10 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                       /*slot=*/mTiles + pair);
       for (int64_t mi = 0; mi < mTiles; ++mi)
         for (int64_t ni = 0; ni < nTiles; ++ni) {
-          SmallVector<Value> aFragment = registers(mi);
-          SmallVector<Value> bPair = registers(mTiles + ni / 2);
-          Value bFragment[] = {bPair[ni % 2 * 2], bPair[ni % 2 * 2 + 1]};
-          SmallVector<Value> c;
-          for (int64_t i = 0; i < 4; ++i)
-            c.push_back(memref::LoadOp::create(
-                b, acc, ValueRange{index(mi), index(ni), index(i)}));
-          auto mma = NVVM::MmaOp::create(
-              b, result, aFragment, bFragment, c, {kMmaM, kMmaN, kMmaK},
-              std::nullopt, std::nullopt,
-              std::array<NVVM::MMATypes, 2>{type, type},
-              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                             NVVM::MMALayout::col});
-          for (int64_t i = 0; i < 4; ++i)
-            memref::StoreOp::create(b, LLVM::ExtractValueOp::create(b, mma, i),
-                                    acc,
-                                    ValueRange{index(mi), index(ni), index(i)});
+          // (A's registers first: arguments have no evaluation order.)
+          SmallVector<Value> a = fragments.registers(mi);
+          fragments.mma(a, fragments.pair(mTiles + ni / 2, ni % 2), acc,
+                        {mi, ni});
         }
     }
   });
@@ -545,10 +500,11 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                              kernel.add(g, mi * kMmaM + 8 * (i / 2)));
         Value n = kernel.add(kernel.add(kernel.colBase, warpCol),
                              kernel.add(twoT, ni * kMmaN + i % 2));
-        kernel.accumulate(
-            m, n,
-            memref::LoadOp::create(b, acc,
-                                   ValueRange{index(mi), index(ni), index(i)}));
+        kernel.accumulate(m, n,
+                          memref::LoadOp::create(b, acc,
+                                                 ValueRange{kernel.index(mi),
+                                                            kernel.index(ni),
+                                                            kernel.index(i)}));
       }
   gpu::TerminatorOp::create(b);
 }
