@@ -95,13 +95,10 @@ LogicalResult AttentionOp::verify() {
 }
 
 LogicalResult AttentionGradOp::verify() {
-  if (failed(verifyAttention(*this, getQuery(), getKey(), getValue(),
-                             ValueRange{getLogsumexp(), getDelta()},
-                             getKeyBias(),
-                             ValueRange{getOutGrad(), getQueryGrad()},
-                             ValueRange{getKeyGrad(), getValueGrad()})))
-    return failure();
-  return success();
+  return verifyAttention(*this, getQuery(), getKey(), getValue(),
+                         ValueRange{getLogsumexp(), getDelta()}, getKeyBias(),
+                         ValueRange{getOutGrad(), getQueryGrad()},
+                         ValueRange{getKeyGrad(), getValueGrad()});
 }
 
 void AttentionOp::getEffects(

@@ -53,12 +53,14 @@ constexpr int64_t kScoreTiles = kTileRows / kMmaN;
 /// g = lane / 4 and t = lane % 4 (PTX's m16n8 C layout).
 class AttentionKernel : public gacc::KernelIndexBuilder {
 public:
-  AttentionKernel(Operation *op, Value query, Value key, double scale,
-                  bool causal, Value keyBias)
-      : KernelIndexBuilder(op->getLoc(), op), scale(scale), causal(causal),
-        keyBias(keyBias) {
-    auto q = cast<MemRefType>(query.getType());
-    auto k = cast<MemRefType>(key.getType());
+  /// For `op`, gacc.attention or gacc.attention_grad on buffers, before it.
+  template <typename OpTy>
+  explicit AttentionKernel(OpTy op)
+      : KernelIndexBuilder(op.getLoc(), op),
+        scale(op.getScale().convertToDouble()), causal(op.getCausal()),
+        keyBias(op.getKeyBias()) {
+    auto q = cast<MemRefType>(op.getQuery().getType());
+    auto k = cast<MemRefType>(op.getKey().getType());
     batch = q.getDimSize(0);
     heads = q.getDimSize(1);
     queries = q.getDimSize(2);
@@ -118,6 +120,28 @@ public:
       vector::StoreOp::create(b, v, tile, ValueRange{row, col},
                               /*nontemporal=*/false, llvm::MaybeAlign(16));
     }
+  }
+
+  /// The key tiles a block of 64 queries sees: all, or under the causal
+  /// mask (T = S) those up to its own.
+  Value visibleKeyTiles() {
+    Value tiles = index(keys / kTileRows);
+    if (!causal)
+      return tiles;
+    return arith::MinUIOp::create(
+        b, tiles, add(gpu::BlockIdOp::create(b, gpu::Dimension::x), 1));
+  }
+
+  /// Rows [`first`, `first` + 64) of each source into its tile, between
+  /// barriers: every thread is done with the tiles' previous rows before
+  /// they are overwritten, and the new rows are all in before they are
+  /// read.
+  void loadNextTiles(Value first,
+                     ArrayRef<std::pair<Value, Value>> sourcesAndTiles) {
+    gpu::BarrierOp::create(b);
+    for (auto [source, tile] : sourcesAndTiles)
+      loadTile(source, first, tile);
+    gpu::BarrierOp::create(b);
   }
 
   /// Sets every element of accumulator `acc` to zero (unrolled: constant
@@ -272,9 +296,7 @@ namespace {
 /// which combine their partial maxima and sums through shared memory) and
 /// rescales its output accumulators as the maximum grows.
 void emitForward(gacc::AttentionOp op) {
-  AttentionKernel k(op, op.getQuery(), op.getKey(),
-                    op.getScale().convertToDouble(), op.getCausal(),
-                    op.getKeyBias());
+  AttentionKernel k(op);
   ImplicitLocOpBuilder &b = k.b;
   k.launch(k.queries, {kScoreTiles, k.headSize / kMmaN});
   Value scores = k.accumulators[0], out = k.accumulators[1];
@@ -292,10 +314,6 @@ void emitForward(gacc::AttentionOp op) {
     k.store(zero, state, h, 1);
   }
   k.loadTile(op.getQuery(), k.rowBase, queryTile);
-  Value tiles = k.index(k.keys / kTileRows);
-  if (k.causal)
-    tiles = arith::MinUIOp::create(
-        b, tiles, k.add(gpu::BlockIdOp::create(b, gpu::Dimension::x), 1));
   // The quad's 4 values of the lane's row h, from `quad`.
   auto quadValues = [&](int64_t h) {
     SmallVector<Value> values;
@@ -308,12 +326,10 @@ void emitForward(gacc::AttentionOp op) {
     memref::StoreOp::create(b, v, quad,
                             ValueRange{k.warp, k.add(k.g, 8 * h), k.t});
   };
-  k.loop(k.index(0), tiles, 1, [&](Value j) {
+  k.loop(k.index(0), k.visibleKeyTiles(), 1, [&](Value j) {
     Value first = k.mul(j, kTileRows);
-    gpu::BarrierOp::create(b);
-    k.loadTile(op.getKey(), first, keyTile);
-    k.loadTile(op.getValue(), first, valueTile);
-    gpu::BarrierOp::create(b);
+    k.loadNextTiles(first,
+                    {{op.getKey(), keyTile}, {op.getValue(), valueTile}});
     k.zero(scores);
     k.multiplyTiles(queryTile, keyTile, scores);
     for (int64_t h = 0; h < 2; ++h) {
@@ -391,9 +407,7 @@ void emitForward(gacc::AttentionOp op) {
 
 /// dQ = scale · dS K: a block per 64 queries, over the key tiles.
 void emitQueryGradient(gacc::AttentionGradOp op) {
-  AttentionKernel k(op, op.getQuery(), op.getKey(),
-                    op.getScale().convertToDouble(), op.getCausal(),
-                    op.getKeyBias());
+  AttentionKernel k(op);
   ImplicitLocOpBuilder &b = k.b;
   k.launch(k.queries, {kScoreTiles, kScoreTiles, k.headSize / kMmaN});
   Value scores = k.accumulators[0], dScores = k.accumulators[1],
@@ -411,17 +425,11 @@ void emitQueryGradient(gacc::AttentionGradOp op) {
     k.store(memref::LoadOp::create(b, op.getLogsumexp(), at), rows, h, 0);
     k.store(memref::LoadOp::create(b, op.getDelta(), at), rows, h, 1);
   }
-  Value tiles = k.index(k.keys / kTileRows);
-  if (k.causal)
-    tiles = arith::MinUIOp::create(
-        b, tiles, k.add(gpu::BlockIdOp::create(b, gpu::Dimension::x), 1));
   Value scale = k.constant(k.scale);
-  k.loop(k.index(0), tiles, 1, [&](Value j) {
+  k.loop(k.index(0), k.visibleKeyTiles(), 1, [&](Value j) {
     Value first = k.mul(j, kTileRows);
-    gpu::BarrierOp::create(b);
-    k.loadTile(op.getKey(), first, keyTile);
-    k.loadTile(op.getValue(), first, valueTile);
-    gpu::BarrierOp::create(b);
+    k.loadNextTiles(first,
+                    {{op.getKey(), keyTile}, {op.getValue(), valueTile}});
     k.zero(scores);
     k.zero(dScores);
     k.multiplyTiles(queryTile, keyTile, scores);
@@ -446,9 +454,7 @@ void emitQueryGradient(gacc::AttentionGradOp op) {
 /// dK = scale · dSᵀ Q and dV = Pᵀ dO: a block per 64 keys, over the query
 /// tiles; its accumulators hold Sᵀ (rows keys, columns queries).
 void emitKeyValueGradient(gacc::AttentionGradOp op) {
-  AttentionKernel k(op, op.getQuery(), op.getKey(),
-                    op.getScale().convertToDouble(), op.getCausal(),
-                    op.getKeyBias());
+  AttentionKernel k(op);
   ImplicitLocOpBuilder &b = k.b;
   int64_t outTiles = k.headSize / kMmaN;
   k.launch(k.keys, {kScoreTiles, kScoreTiles, outTiles, outTiles});
@@ -467,10 +473,8 @@ void emitKeyValueGradient(gacc::AttentionGradOp op) {
   Value scale = k.constant(k.scale);
   k.loop(firstTile, k.index(k.queries / kTileRows), 1, [&](Value i0) {
     Value first = k.mul(i0, kTileRows);
-    gpu::BarrierOp::create(b);
-    k.loadTile(op.getQuery(), first, queryTile);
-    k.loadTile(op.getOutGrad(), first, outGradTile);
-    gpu::BarrierOp::create(b);
+    k.loadNextTiles(first, {{op.getQuery(), queryTile},
+                            {op.getOutGrad(), outGradTile}});
     k.zero(scores);
     k.zero(dScores);
     k.multiplyTiles(keyTile, queryTile, scores);
