@@ -26,12 +26,11 @@ void gacc::buildDifferentiationPipeline(
   // or as the model was written, which its verifier checks.)
   pm.addPass(createMixedPrecision());
   pm.addPass(createSplitBatch());
-  // The CUDA targets compute attention with FlashAttention's kernels; the
-  // CPU keeps the probabilities (its backward then needs no second Q Kᵀ).
-  StringRef target = options.target;
-  if (target.starts_with("cuda"))
-    pm.addPass(
-        createFuseAttention(FuseAttentionOptions{.cudaKernelsOnly = true}));
+  // Attention without its T x S intermediates: FlashAttention's kernels on
+  // the CUDA targets (what they take), the runtime's blocked kernel on the
+  // CPU.
+  pm.addPass(createFuseAttention(FuseAttentionOptions{
+      .cudaKernelsOnly = StringRef(options.target).starts_with("cuda")}));
   pm.addPass(createAutodiff());
 }
 
@@ -126,6 +125,7 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
   switch (target.kind) {
   case StepTarget::Cpu:
     pm.addPass(createMatmulToCall());
+    pm.addPass(createAttentionToCall());
     pm.addNestedPass<func::FuncOp>(createCopiesToLinalg());
     pm.addNestedPass<func::FuncOp>(createSplitReductions(SplitReductionsOptions{
         .maxOutputs = 64, .parallelism = 64, .partialBytes = 64}));

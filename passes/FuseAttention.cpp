@@ -191,19 +191,19 @@ struct FuseAttentionPass
       Location loc = product.getLoc();
       auto q = cast<RankedTensorType>(a.query.getType());
       auto k = cast<RankedTensorType>(a.key.getType());
-      Type f32 = b.getF32Type();
+      Type compute = AttentionOp::getComputeType(q.getElementType());
       Value keyBias = a.keyBias;
       if (keyBias) {
         auto type = cast<RankedTensorType>(keyBias.getType());
-        if (type.getElementType() != f32)
-          keyBias = CastOp::create(b, loc, type.clone(f32), keyBias);
+        if (type.getElementType() != compute)
+          keyBias = CastOp::create(b, loc, type.clone(compute), keyBias);
         keyBias =
             buildReshape(b, loc, keyBias, {q.getDimSize(0), k.getDimSize(2)});
       }
       Value out =
           tensor::EmptyOp::create(b, loc, q.getShape(), q.getElementType());
       Value logsumexp =
-          tensor::EmptyOp::create(b, loc, q.getShape().drop_back(), f32);
+          tensor::EmptyOp::create(b, loc, q.getShape().drop_back(), compute);
       auto attention = AttentionOp::create(
           b, loc, TypeRange{out.getType(), logsumexp.getType()}, a.query, a.key,
           a.value, keyBias, out, logsumexp, b.getF64FloatAttr(a.scale),

@@ -202,7 +202,8 @@ def FuseAttention : GaccPass<"gacc-fuse-attention", "ModuleOp"> {
     Replaces, in every function,
     `matmul(softmax(select(causal_mask, matmul(q, k, transpose_rhs) · scale
     [+ key_bias], -inf), axis = 3), v)` by `gacc.attention`: the scale, the
-    key bias (`[B, 1, 1, S]`, one value per key, reshaped to `[B, S]` f32),
+    key bias (`[B, 1, 1, S]`, one value per key, reshaped to `[B, S]` in
+    the compute type),
     the causal mask and casts between any of them (autocast's f32 softmax)
     are optional, and every intermediate must have no other use. A bias
     computed from a trainable parameter is left alone (the fused gradient
@@ -213,11 +214,11 @@ def FuseAttention : GaccPass<"gacc-fuse-attention", "ModuleOp"> {
     saved activations of attention become linear in T. The scores and
     their softmax are then in f32 even where autocast rounded them to bf16.
 
-    The CUDA targets' pipeline runs it with `cuda-kernels-only`: only
-    attention that `gacc-cuda-flash-attention` lowers is fused (f16 or
-    bf16, a head size that is a multiple of 16 up to 64, lengths that are
-    multiples of 64, T = S under the causal mask). The CPU target neither
-    runs it nor lowers `gacc.attention` yet.
+    Every target's pipeline runs it. The CPU lowers every `gacc.attention`
+    (gacc-cpu-attention-to-call); the CUDA targets' pipeline runs it with
+    `cuda-kernels-only`: only attention that `gacc-cuda-flash-attention`
+    lowers is fused (f16 or bf16, a head size that is a multiple of 16 up
+    to 64, lengths that are multiples of 64, T = S under the causal mask).
 
     ```mlir
     %s = gacc.matmul %q, %k transpose_rhs : ... -> tensor<2x4x64x64xbf16>

@@ -14,8 +14,9 @@ using namespace mlir::gacc;
 
 namespace {
 /// Checks the shapes and types the two ops share: Q [B, H, T, D], K and V
-/// [B, H, S, D], all of one float type; `perQuery` ([B, H, T] f32: the
-/// log-sum-exp, delta) and `key_bias` ([B, S] f32); results only on tensors.
+/// [B, H, S, D], all of one float type; `perQuery` ([B, H, T]: the
+/// log-sum-exp, delta) and `key_bias` ([B, S]) in the compute type; results
+/// only on tensors.
 LogicalResult verifyAttention(Operation *op, Value query, Value key,
                               Value value, ValueRange perQuery, Value keyBias,
                               ValueRange sameAsQuery, ValueRange sameAsKey) {
@@ -48,17 +49,17 @@ LogicalResult verifyAttention(Operation *op, Value query, Value key,
            << q.getDimSize(0) << ", " << q.getDimSize(1) << ", S, "
            << q.getDimSize(3) << "] for queries " << q;
   SmallVector<int64_t> rowShape(q.getShape().take_front(3));
-  Type f32 = Float32Type::get(op->getContext());
+  Type compute = AttentionOp::getComputeType(element);
   for (Value operand : perQuery)
     if (shapeOf(operand).getShape() != ArrayRef(rowShape) ||
-        shapeOf(operand).getElementType() != f32)
-      return op->emitOpError("takes its per-query values as f32 [")
-             << rowShape[0] << ", " << rowShape[1] << ", " << rowShape[2]
-             << "]";
+        shapeOf(operand).getElementType() != compute)
+      return op->emitOpError("takes its per-query values as ")
+             << compute << " [" << rowShape[0] << ", " << rowShape[1] << ", "
+             << rowShape[2] << "]";
   if (keyBias && (shapeOf(keyBias).getShape() !=
                       ArrayRef{q.getDimSize(0), k.getDimSize(2)} ||
-                  shapeOf(keyBias).getElementType() != f32))
-    return op->emitOpError("takes a key bias of f32 [")
+                  shapeOf(keyBias).getElementType() != compute))
+    return op->emitOpError("takes a key bias of ") << compute << " ["
            << q.getDimSize(0) << ", " << k.getDimSize(2) << "]";
   for (Value operand : sameAsQuery)
     if (shapeOf(operand).getShape() != q.getShape() ||
@@ -117,17 +118,17 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, Value outGrad,
                                     SmallVectorImpl<Value> &grads) {
   if (getNumResults() != 2)
     return emitOpError("is differentiated on tensors only");
-  // delta = rowsum(dO · O) in f32, FlashAttention-2's D: the backward's
-  // kernels then need no row of O.
+  // delta = rowsum(dO · O) in the compute type, FlashAttention-2's D: the
+  // backward's kernels then need no row of O.
   Location loc = getLoc();
-  Type f32 = b.getF32Type();
+  Type compute = getComputeType();
   auto widen = [&](Value x) -> Value {
     auto type = cast<RankedTensorType>(x.getType());
-    if (type.getElementType() == f32)
+    if (type.getElementType() == compute)
       return x;
-    return CastOp::create(b, loc, type.clone(f32), x);
+    return CastOp::create(b, loc, type.clone(compute), x);
   };
-  TensorMath m{b, loc, f32};
+  TensorMath m{b, loc, compute};
   Value delta = m.sum(m.mul(widen(outGrad), widen(getResult(0))), {3},
                       /*keepdims=*/false);
   auto empty = [&](Value like) -> Value {

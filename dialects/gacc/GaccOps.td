@@ -1088,6 +1088,15 @@ class Gacc_AttentionBase<string mnemonic, list<Trait> traits = []>
     ::mlir::ShapedType getKeyType() {
       return ::llvm::cast<::mlir::ShapedType>(getKey().getType());
     }
+    /// The type of the scores, the softmax, the per-query values and the
+    /// key bias: f64 for f64 operands (gradient checks), f32 otherwise.
+    static ::mlir::Type getComputeType(::mlir::Type element) {
+      return element.isF64() ? element
+                             : ::mlir::Float32Type::get(element.getContext());
+    }
+    ::mlir::Type getComputeType() {
+      return getComputeType(getQueryType().getElementType());
+    }
   }];
 }
 
@@ -1098,18 +1107,19 @@ def Gacc_AttentionOp : Gacc_AttentionBase<"attention",
     `softmax(scale · Q Kᵀ + key_bias [+ causal mask]) V` for queries `Q`
     `[B, H, T, D]` and keys and values `K`, `V` `[B, H, S, D]`, as
     PyTorch's `scaled_dot_product_attention`; also the log-sum-exp of each
-    query's scores, `[B, H, T]` f32, which its gradient (`gacc.attention_grad`)
+    query's scores, `[B, H, T]`, which its gradient (`gacc.attention_grad`)
     reads instead of the T x S probabilities: a target computes it block by
-    block (FlashAttention's online softmax) and never stores the scores.
-    `key_bias` (`[B, S]`, f32) is added to every query's score of each key:
-    0 for tokens, a large negative number for padding. `causal` hides key
-    `j` from query `i` where `j > i + (S - T)`, as `gacc.causal_mask`. The
-    scores and the softmax are in f32 whatever Q's type; the output is in
-    Q's.
+    block and never stores the scores. `key_bias` (`[B, S]`) is added to
+    every query's score of each key: 0 for tokens, a large negative number
+    for padding. `causal` hides key `j` from query `i` where
+    `j > i + (S - T)`, as `gacc.causal_mask`. The scores, the softmax, the
+    log-sum-exp and the key bias are f32 for f32, f16 and bf16 operands and
+    f64 for f64 (gradient checks); the output is in Q's type.
 
-    gacc-fuse-attention forms it from the ops attention is written with,
-    for the CUDA targets (gacc-cuda-flash-attention); the CPU target has no
-    lowering of it yet.
+    gacc-fuse-attention forms it from the ops attention is written with.
+    The CUDA targets lower it to FlashAttention-2's kernels
+    (gacc-cuda-flash-attention), the CPU to the runtime's blocked kernel
+    (gacc-cpu-attention-to-call).
 
     ```mlir
     %o0 = tensor.empty() : tensor<8x12x1024x64xbf16>
@@ -1141,8 +1151,8 @@ def Gacc_AttentionGradOp : Gacc_AttentionBase<"attention_grad"> {
   let summary = "The gradients of gacc.attention's Q, K and V";
   let description = [{
     From the output's gradient `dO` and what the forward kept: the
-    log-sum-exp of each query's scores and `delta = rowsum(dO · O)` (f32,
-    `[B, H, T]`), FlashAttention-2's backward: the probabilities are
+    log-sum-exp of each query's scores and `delta = rowsum(dO · O)`
+    (`[B, H, T]`, in the forward's compute type), FlashAttention-2's backward: the probabilities are
     recomputed block by block, `dS = P · (dO Vᵀ - delta)`,
     `dQ = scale · dS K`, `dK = scale · dSᵀ Q`, `dV = Pᵀ dO`. `key_bias`,
     `scale` and `causal` are the forward's.

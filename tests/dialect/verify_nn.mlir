@@ -167,7 +167,7 @@ func.func @f(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x64x16xbf16>) {
 func.func @f(%q: tensor<2x4x64x32xbf16>) {
   %o = tensor.empty() : tensor<2x4x64x32xbf16>
   %l = tensor.empty() : tensor<2x4x64xbf16>
-  // expected-error @+1 {{'gacc.attention' op takes its per-query values as f32 [2, 4, 64]}}
+  // expected-error @+1 {{'gacc.attention' op takes its per-query values as 'f32' [2, 4, 64]}}
   %r:2 = gacc.attention %q, %q, %q into %o, %l scale = 1.0
       : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>
       into tensor<2x4x64x32xbf16>, tensor<2x4x64xbf16>
@@ -179,7 +179,7 @@ func.func @f(%q: tensor<2x4x64x32xbf16>) {
 func.func @f(%q: tensor<2x4x64x32xbf16>, %b: tensor<2x32xf32>) {
   %o = tensor.empty() : tensor<2x4x64x32xbf16>
   %l = tensor.empty() : tensor<2x4x64xf32>
-  // expected-error @+1 {{'gacc.attention' op takes a key bias of f32 [2, 64]}}
+  // expected-error @+1 {{'gacc.attention' op takes a key bias of 'f32' [2, 64]}}
   %r:2 = gacc.attention %q, %q, %q key_bias %b into %o, %l scale = 1.0
       : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>,
         tensor<2x32xf32> into tensor<2x4x64x32xbf16>, tensor<2x4x64xf32>

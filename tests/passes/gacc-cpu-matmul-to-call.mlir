@@ -11,9 +11,9 @@ func.func @marked(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memref<4x5xf32>)
   // CHECK-DAG: %[[A:.*]] = memref.cast %arg0 : memref<4x3xf32> to memref<*xf32>
   // CHECK-DAG: %[[B:.*]] = memref.cast %arg1 : memref<5x3xf32> to memref<*xf32>
   // CHECK-DAG: %[[C:.*]] = memref.cast %arg2 : memref<4x5xf32> to memref<*xf32>
-  // CHECK: %[[NO:.*]] = arith.constant 0 : i32
-  // CHECK: %[[YES:.*]] = arith.constant 1 : i32
-  // CHECK: %[[ACCUMULATE:.*]] = arith.constant 1 : i32
+  // CHECK-DAG: %[[NO:.*]] = arith.constant 0 : i32
+  // CHECK-DAG: %[[YES:.*]] = arith.constant 1 : i32
+  // CHECK-DAG: %[[ACCUMULATE:.*]] = arith.constant 1 : i32
   // CHECK: call @gacc_cpu_matmul_f32(%[[A]], %[[B]], %[[C]], %[[NO]], %[[YES]], %[[ACCUMULATE]])
   // CHECK-NOT: linalg.contract
   linalg.contract indexing_maps = [#lhs, #rhs, #out]
@@ -137,10 +137,10 @@ func.func @transposed_result(%a: memref<4x3xf32>, %b: memref<5x3xf32>, %c: memre
 // CHECK-LABEL: func.func @embedding_gradient
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: linalg.fill
-// CHECK: %[[IDS:.*]] = memref.cast %{{.*}} : memref<2x3xi32> to memref<*xi32>
-// CHECK: %[[DY:.*]] = memref.cast %arg2 : memref<6x4xf32> to memref<*xf32>
-// CHECK: %[[C:.*]] = memref.cast %arg3 : memref<5x4xf32> to memref<*xf32>
-// CHECK: %[[OVERWRITE:.*]] = arith.constant 0 : i32
+// CHECK-DAG: %[[IDS:.*]] = memref.cast %{{.*}} : memref<2x3xi32> to memref<*xi32>
+// CHECK-DAG: %[[DY:.*]] = memref.cast %arg2 : memref<6x4xf32> to memref<*xf32>
+// CHECK-DAG: %[[C:.*]] = memref.cast %arg3 : memref<5x4xf32> to memref<*xf32>
+// CHECK-DAG: %[[OVERWRITE:.*]] = arith.constant 0 : i32
 // CHECK: call @gacc_cpu_embedding_gradient_f32_i32(%[[IDS]], %[[DY]], %[[C]], %[[OVERWRITE]])
 // CHECK-NOT: linalg.contract
 // CHECK: return

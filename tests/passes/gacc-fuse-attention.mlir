@@ -60,6 +60,24 @@ func.func @padded_f32(%q: tensor<2x2x64x16xf32>, %k: tensor<2x2x128x16xf32>,
 
 // -----
 
+// f64 (gradient checks) computes in f64: the key bias and the log-sum-exp
+// are f64.
+// CHECK-LABEL: func.func @padded_f64
+// CHECK: %[[B:.*]] = gacc.reshape %{{.*}} : tensor<2x1x1x8xf64> -> tensor<2x8xf64>
+// CHECK: gacc.attention %{{.*}}, %{{.*}}, %{{.*}} key_bias %[[B]] into
+// CHECK-SAME: -> tensor<2x2x8x4xf64>, tensor<2x2x8xf64>
+func.func @padded_f64(%q: tensor<2x2x8x4xf64>, %k: tensor<2x2x8x4xf64>,
+                      %v: tensor<2x2x8x4xf64>, %bias: tensor<2x1x1x8xf64>)
+    -> tensor<2x2x8x4xf64> {
+  %s = gacc.matmul %q, %k transpose_rhs : tensor<2x2x8x4xf64>, tensor<2x2x8x4xf64> -> tensor<2x2x8x8xf64>
+  %u = gacc.add %s, %bias : tensor<2x2x8x8xf64>, tensor<2x1x1x8xf64>
+  %p = gacc.softmax %u axis = 3 : tensor<2x2x8x8xf64>
+  %o = gacc.matmul %p, %v : tensor<2x2x8x8xf64>, tensor<2x2x8x4xf64> -> tensor<2x2x8x4xf64>
+  return %o : tensor<2x2x8x4xf64>
+}
+
+// -----
+
 // Not fused: the probabilities are also returned (they would have to be
 // stored), the softmax is over another axis, the mask fills 0 instead of
 // -inf.

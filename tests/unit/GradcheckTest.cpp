@@ -242,6 +242,48 @@ std::vector<GradCase> cases() {
        "  %y = gacc.select %mask, %s, %f : tensor<3x3xi1>, "
        "tensor<2x3x3xf64>, tensor<f64>\n",
        "tensor<2x3x3xf64>", 2},
+      // Attention as models write it, which the CPU pipeline fuses into
+      // gacc.attention (f64 all through): causal with T = S, and causal
+      // with T < S and a key bias.
+      {"attention_causal",
+       param("q", "tensor<2x2x3x4xf64>", 11) +
+           param("k", "tensor<2x2x3x4xf64>", 12) +
+           param("v", "tensor<2x2x3x4xf64>", 13),
+       "  %q = gacc.load @q : tensor<2x2x3x4xf64>\n"
+       "  %k = gacc.load @k : tensor<2x2x3x4xf64>\n"
+       "  %v = gacc.load @v : tensor<2x2x3x4xf64>\n"
+       "  %s = gacc.matmul %q, %k transpose_rhs : tensor<2x2x3x4xf64>, "
+       "tensor<2x2x3x4xf64> -> tensor<2x2x3x3xf64>\n"
+       "  %c = gacc.constant dense<0.5> : tensor<f64>\n"
+       "  %t = gacc.mul %s, %c : tensor<2x2x3x3xf64>, tensor<f64>\n"
+       "  %mask = gacc.causal_mask : tensor<3x3xi1>\n"
+       "  %ninf = gacc.constant dense<0xFFF0000000000000> : tensor<f64>\n"
+       "  %u = gacc.select %mask, %t, %ninf : tensor<3x3xi1>, "
+       "tensor<2x2x3x3xf64>, tensor<f64>\n"
+       "  %p = gacc.softmax %u axis = 3 : tensor<2x2x3x3xf64>\n"
+       "  %y = gacc.matmul %p, %v : tensor<2x2x3x3xf64>, tensor<2x2x3x4xf64> "
+       "-> tensor<2x2x3x4xf64>\n",
+       "tensor<2x2x3x4xf64>", 2},
+      {"attention_cross_key_bias",
+       param("q", "tensor<2x2x3x4xf64>", 14) +
+           param("k", "tensor<2x2x5x4xf64>", 15) +
+           param("v", "tensor<2x2x5x4xf64>", 16) +
+           "gacc.input @bias : tensor<2x1x1x5xf64> features\n",
+       "  %q = gacc.load @q : tensor<2x2x3x4xf64>\n"
+       "  %k = gacc.load @k : tensor<2x2x5x4xf64>\n"
+       "  %v = gacc.load @v : tensor<2x2x5x4xf64>\n"
+       "  %b = gacc.load @bias : tensor<2x1x1x5xf64>\n"
+       "  %s = gacc.matmul %q, %k transpose_rhs : tensor<2x2x3x4xf64>, "
+       "tensor<2x2x5x4xf64> -> tensor<2x2x3x5xf64>\n"
+       "  %u = gacc.add %s, %b : tensor<2x2x3x5xf64>, tensor<2x1x1x5xf64>\n"
+       "  %mask = gacc.causal_mask : tensor<3x5xi1>\n"
+       "  %ninf = gacc.constant dense<0xFFF0000000000000> : tensor<f64>\n"
+       "  %w = gacc.select %mask, %u, %ninf : tensor<3x5xi1>, "
+       "tensor<2x2x3x5xf64>, tensor<f64>\n"
+       "  %p = gacc.softmax %w axis = 3 : tensor<2x2x3x5xf64>\n"
+       "  %y = gacc.matmul %p, %v : tensor<2x2x3x5xf64>, tensor<2x2x5x4xf64> "
+       "-> tensor<2x2x3x4xf64>\n",
+       "tensor<2x2x3x4xf64>", 2},
   };
   for (const char *reduction : {"sum", "mean", "token_mean"})
     all.push_back(

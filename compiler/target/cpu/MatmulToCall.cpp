@@ -3,7 +3,6 @@
 #include "compiler/target/common/Contractions.h"
 #include "compiler/target/cpu/Passes.h"
 #include "dialects/gacc/GaccOps.h"
-#include "mlir/Dialect/Func/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -90,24 +89,12 @@ bool addRowsInstead(OpBuilder &b, ModuleOp module, linalg::LinalgOp op,
       ("gacc_cpu_embedding_gradient_" + Twine(element.isF32() ? "f32" : "f64") +
        "_i" + Twine(idType.getIntOrFloatBitWidth()))
           .str();
-  auto unrankedIds = UnrankedMemRefType::get(idType, 0);
-  auto unranked = UnrankedMemRefType::get(element, 0);
-  auto callee = module.lookupSymbol<func::FuncOp>(name);
-  if (!callee)
-    callee = func::createFnDecl(
-        b, module, name,
-        b.getFunctionType({unrankedIds, unranked, unranked, b.getI32Type()},
-                          {}),
-        /*setPrivate=*/true);
   b.setInsertionPoint(op);
   Location loc = op.getLoc();
-  func::CallOp::create(
-      b, loc, callee,
-      ValueRange{
-          memref::CastOp::create(b, loc, unrankedIds, ids),
-          memref::CastOp::create(b, loc, unranked, dy),
-          memref::CastOp::create(b, loc, unranked, out),
-          arith::ConstantIntOp::create(b, loc, b.getI32Type(), accumulate)});
+  createRuntimeCall(
+      b, loc, module, name,
+      {ids, dy, out,
+       arith::ConstantIntOp::create(b, loc, b.getI32Type(), accumulate)});
   op.erase();
   if (gradient.oneHotOnlyUse)
     gradient.oneHot.erase();
@@ -144,26 +131,14 @@ struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> 
       StringRef name = getCpuMatmulKernel(in, elementOf(out));
       if (elementOf(rhs) != in || name.empty())
         continue; // the contraction stays
-      auto unrankedIn = UnrankedMemRefType::get(in, 0);
-      auto unrankedOut = UnrankedMemRefType::get(elementOf(out), 0);
-      auto callee = module.lookupSymbol<func::FuncOp>(name);
-      if (!callee)
-        callee = func::createFnDecl(
-            b, module, name,
-            b.getFunctionType({unrankedIn, unrankedIn, unrankedOut,
-                               b.getI32Type(), b.getI32Type(), b.getI32Type()},
-                              {}),
-            /*setPrivate=*/true);
       b.setInsertionPoint(op);
       Location loc = op.getLoc();
       unsigned batch = op.getNumLoops() - 3;
       SmallVector<Value> args;
       for (OpOperand *input : op.getDpsInputOperands())
-        args.push_back(memref::CastOp::create(
-            b, loc, unrankedIn,
-            alignBatch(b, loc, input->get(), op.getMatchingIndexingMap(input),
-                       batch)));
-      args.push_back(memref::CastOp::create(b, loc, unrankedOut, out));
+        args.push_back(alignBatch(b, loc, input->get(),
+                                  op.getMatchingIndexingMap(input), batch));
+      args.push_back(out);
       linalg::FillOp zeroInit = findZeroInit(op, out);
       for (bool flag :
            {shape.transposeLhs, shape.transposeRhs, /*accumulate=*/!zeroInit})
@@ -171,7 +146,7 @@ struct MatmulToCallPass : public gacc::impl::MatmulToCallBase<MatmulToCallPass> 
             arith::ConstantIntOp::create(b, loc, b.getI32Type(), flag));
       if (zeroInit)
         zeroInit.erase();
-      func::CallOp::create(b, loc, callee, args);
+      createRuntimeCall(b, loc, module, name, args);
       op.erase();
     }
   }

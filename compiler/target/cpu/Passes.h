@@ -25,6 +25,13 @@ inline constexpr StringLiteral kParallelGrainAttrName = "gacc.parallel_grain";
 /// nest.
 StringRef getCpuMatmulKernel(Type in, Type out);
 
+/// A call at `b`'s insertion point of the runtime's C function `name` with
+/// `args`, memrefs passed as unranked descriptors (the rank and a pointer to
+/// the ranked one, what the runtime's kernels read); the function is
+/// declared in `module` on first use.
+func::CallOp createRuntimeCall(OpBuilder &b, Location loc, ModuleOp module,
+                               StringRef name, ValueRange args);
+
 #define GEN_PASS_REGISTRATION
 #include "compiler/target/cpu/Passes.h.inc"
 

@@ -64,6 +64,42 @@ def MatmulToCall : GaccPass<"gacc-cpu-matmul-to-call", "ModuleOp"> {
   ];
 }
 
+def AttentionToCall : GaccPass<"gacc-cpu-attention-to-call", "ModuleOp"> {
+  let consumes = "bufferized `gacc.attention` and `gacc.attention_grad`";
+  let produces = "calls to the runtime's blocked attention kernels";
+  let summary = "Run bufferized attention through the runtime's CPU kernels";
+  let description = [{
+    Replaces each bufferized `gacc.attention` by a call to the runtime's
+    `gacc_cpu_attention_<type>(Q, K, V, key_bias, out, logsumexp, scale,
+    causal, has_key_bias)` and each `gacc.attention_grad` by
+    `gacc_cpu_attention_grad_<type>(Q, K, V, dO, logsumexp, delta,
+    key_bias, dQ, dK, dV, scale, causal, has_key_bias)` (`<type>`: `f32`,
+    `f64`, `f16`, `bf16`; memrefs as unranked descriptors). Without a key
+    bias another memref of its type takes its place, unread.
+
+    The kernels (runtime/src/cpu/Attention.cpp) work on 64 queries at a
+    time: the block's scores are BLAS products (`Q Kᵀ`, then `P V`; the
+    backward recomputes them from the log-sum-exp) in per-thread scratch,
+    so that no T x S tensor exists, and the softmax rows vectorize. Other
+    element types are an error.
+
+    ```mlir
+    gacc.attention %q, %k, %v into %o, %lse scale = 1.250000e-01 causal
+        : memref<2x4x64x32xf32>, ... into memref<2x4x64x32xf32>,
+          memref<2x4x64xf32>
+    // becomes
+    %uq = memref.cast %q : memref<2x4x64x32xf32> to memref<*xf32>
+    ...
+    call @gacc_cpu_attention_f32(%uq, %uk, %uv, %ulse, %uo, %ulse, %scale,
+        %c1_i32, %c0_i32)
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def ApproximateMath : GaccPass<"gacc-cpu-approximate-math"> {
   let consumes = "f32 `math` ops (exp, expm1, log, log1p, log2, tanh, erf, erfc, atan, atan2, cbrt)";
   let produces = "their polynomial approximations in `arith` and `math.fma`";

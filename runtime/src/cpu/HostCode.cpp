@@ -19,8 +19,9 @@
 #include <unistd.h>
 
 extern "C" void memrefCopy(int64_t, void *, void *);
-// The runtime's CPU kernels (Matmul.cpp, EmbeddingGradient.cpp), all with
-// the same kind of arguments: unranked memrefs (rank, descriptor) and flags.
+// The runtime's CPU kernels (Matmul.cpp, EmbeddingGradient.cpp,
+// Attention.cpp), all with the same kind of arguments: unranked memrefs
+// (rank, descriptor), flags and the attention's scale.
 #define GACC_MATMUL(NAME)                                                      \
   extern "C" void NAME(int64_t, void *, int64_t, void *, int64_t, void *,      \
                        int32_t, int32_t, int32_t);
@@ -35,8 +36,21 @@ GACC_EMBEDDING_GRADIENT(gacc_cpu_embedding_gradient_f32_i32)
 GACC_EMBEDDING_GRADIENT(gacc_cpu_embedding_gradient_f32_i64)
 GACC_EMBEDDING_GRADIENT(gacc_cpu_embedding_gradient_f64_i32)
 GACC_EMBEDDING_GRADIENT(gacc_cpu_embedding_gradient_f64_i64)
+#define GACC_ATTENTION(TYPE)                                                   \
+  extern "C" void gacc_cpu_attention_##TYPE(                                   \
+      int64_t, void *, int64_t, void *, int64_t, void *, int64_t, void *,      \
+      int64_t, void *, int64_t, void *, double, int32_t, int32_t);             \
+  extern "C" void gacc_cpu_attention_grad_##TYPE(                              \
+      int64_t, void *, int64_t, void *, int64_t, void *, int64_t, void *,      \
+      int64_t, void *, int64_t, void *, int64_t, void *, int64_t, void *,      \
+      int64_t, void *, int64_t, void *, double, int32_t, int32_t);
+GACC_ATTENTION(f32)
+GACC_ATTENTION(f64)
+GACC_ATTENTION(f16)
+GACC_ATTENTION(bf16)
 #undef GACC_MATMUL
 #undef GACC_EMBEDDING_GRADIENT
+#undef GACC_ATTENTION
 
 namespace gacc::rt {
 
@@ -72,6 +86,14 @@ const std::vector<HostImport> &hostImports() {
       GACC_KERNEL(gacc_cpu_embedding_gradient_f32_i64)
       GACC_KERNEL(gacc_cpu_embedding_gradient_f64_i32)
       GACC_KERNEL(gacc_cpu_embedding_gradient_f64_i64)
+      GACC_KERNEL(gacc_cpu_attention_f32)
+      GACC_KERNEL(gacc_cpu_attention_f64)
+      GACC_KERNEL(gacc_cpu_attention_f16)
+      GACC_KERNEL(gacc_cpu_attention_bf16)
+      GACC_KERNEL(gacc_cpu_attention_grad_f32)
+      GACC_KERNEL(gacc_cpu_attention_grad_f64)
+      GACC_KERNEL(gacc_cpu_attention_grad_f16)
+      GACC_KERNEL(gacc_cpu_attention_grad_bf16)
 #undef GACC_KERNEL
   };
   static const std::vector<HostImport> all = [] {

@@ -1,5 +1,4 @@
-//===- Matmul.cpp - the matmul kernel compiled CPU code calls
-//---------------===//
+//===- Matmul.cpp - the matmul kernel compiled CPU code calls -------------===//
 //
 // Compiled steps call gacc_cpu_matmul_<type> for every matmul (see
 // compiler/target/cpu/MatmulToCall.cpp): C += op(A) · op(B) over broadcast
@@ -20,10 +19,10 @@
 #include "gacc/runtime/Tensor.h"
 #include "gacc/runtime/ThreadPool.h"
 
+#include "Blas.h"
 #include "GemmBf16.h"
 #include "MemrefView.h"
 
-#include <cblas.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -34,46 +33,11 @@
 #include <type_traits>
 #include <vector>
 
-extern "C" int openblas_get_num_threads(void);
-extern "C" void openblas_set_num_threads(int);
-
+using gacc::rt::gemm;
+using gacc::rt::SingleThreadedBlas;
 using gacc::rt::View;
 
 namespace {
-/// OpenBLAS on one thread for the scope: the pool's threads call it.
-/// Restored after, for other users of the library in the process (PyTorch).
-class SingleThreadedBlas {
-public:
-  SingleThreadedBlas() : saved(openblas_get_num_threads()) {
-    if (saved != 1)
-      openblas_set_num_threads(1);
-  }
-  ~SingleThreadedBlas() {
-    if (saved != 1)
-      openblas_set_num_threads(saved);
-  }
-
-private:
-  int saved;
-};
-
-/// C = op(A) · op(B) + beta · C, beta 0 or 1.
-void gemm(const float *a, const float *b, float *c, bool ta, bool tb, int64_t m,
-          int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
-          float beta) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-              tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
-              beta, c, ldc);
-}
-
-void gemm(const double *a, const double *b, double *c, bool ta, bool tb,
-          int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
-          int64_t ldc, double beta) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans,
-              tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb,
-              beta, c, ldc);
-}
-
 /// A row-major matrix with element strides: `row` between rows, `col`
 /// between columns.
 template <typename T> struct Strided {
