@@ -96,7 +96,7 @@ LogicalResult fitMemoryBudget(TrainStepOp step, const Options &options) {
                                        options.memoryBudget.getValue());
   if (failed(budget))
     return failure();
-  FailureOr<MemoryPlan> plan = fitMicroBatch(step, *budget);
+  FailureOr<MemoryPlan> plan = fitMicroBatch(step, *budget, options.target);
   if (failed(plan))
     return failure();
   step.emitRemark() << "memory budget " << formatBytes(*budget)
@@ -140,13 +140,13 @@ LogicalResult applyBatch(TrainStepOp step, const Options &options) {
 /// remat applies inside each micro-batch). A step that has its activation
 /// budget already is left alone: so are the copies the planner compiles
 /// with the schedule it tries.
-LogicalResult applyRematBudget(TrainStepOp step) {
+LogicalResult applyRematBudget(TrainStepOp step, const Options &options) {
   RematAttr remat = step.getEffectiveRemat();
   if (remat.getPolicy() != RematPolicy::budget ||
       step->hasAttr(kRematActivationBudgetAttrName))
     return success();
-  FailureOr<MemoryPlan> plan =
-      fitRematBudget(step, static_cast<int64_t>(remat.getBudget()));
+  FailureOr<MemoryPlan> plan = fitRematBudget(
+      step, static_cast<int64_t>(remat.getBudget()), options.target);
   if (failed(plan))
     return failure();
   step.emitRemark() << "remat budget " << formatBytes(remat.getBudget())
@@ -283,7 +283,7 @@ mlir::gacc::configureTrainStep(TrainStepOp step,
                  succeeded(applyZero(step, options)) &&
                  succeeded(applyRemat(step, options)) &&
                  succeeded(applyBatch(step, options)) &&
-                 succeeded(applyRematBudget(step)));
+                 succeeded(applyRematBudget(step, options)));
 }
 
 std::unique_ptr<Pass>

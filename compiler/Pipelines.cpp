@@ -91,20 +91,25 @@ StringRef gacc::targetName(StepTarget kind) {
   llvm_unreachable("a target with no name");
 }
 
+std::optional<gacc::StepTarget> gacc::parseStepTarget(StringRef name) {
+  for (StepTarget kind :
+       {StepTarget::Cpu, StepTarget::CudaEmulated, StepTarget::Cuda})
+    if (name == targetName(kind))
+      return kind;
+  return std::nullopt;
+}
+
 FailureOr<gacc::CodegenTarget>
 gacc::parseCodegenTarget(StringRef name, std::string &error) {
   CodegenTarget target;
-  if (name == "cpu")
-    return target;
-  if (name == "cuda-emulated") {
-    target.kind = StepTarget::CudaEmulated;
-    return target;
-  }
-  if (name != "cuda") {
+  std::optional<StepTarget> kind = parseStepTarget(name);
+  if (!kind) {
     error = "--target " + name.str() + " is unknown (cpu, cuda or cuda-emulated)";
     return failure();
   }
-  target.kind = StepTarget::Cuda;
+  target.kind = *kind;
+  if (target.kind != StepTarget::Cuda)
+    return target;
   target.libdevice = findCudaFile("nvvm/libdevice/libdevice.10.bc");
   if (target.libdevice.empty()) {
     error = "--target cuda needs CUDA's libdevice "

@@ -199,6 +199,8 @@ struct CodegenTarget {
 /// The target's name: "cpu", "cuda-emulated" or "cuda" (artifacts carry it,
 /// the runtime's openTargetDevice opens its device).
 StringRef targetName(StepTarget kind);
+/// The target whose name is `name`, if one is.
+std::optional<StepTarget> parseStepTarget(StringRef name);
 
 /// The target `name` names: "cpu", "cuda" (with CUDA's libdevice, see
 /// findCudaFile) or "cuda-emulated"; otherwise failure, with the reason in

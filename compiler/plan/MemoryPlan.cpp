@@ -25,14 +25,17 @@ static LogicalResult runOnCopy(PassManager &pm, ModuleOp copy) {
   return pm.run(copy);
 }
 
-/// `step`'s module, configured (gacc-configure-step) and differentiated:
-/// what every rematerialization schedule of the step shares, so the
-/// planner differentiates once per micro-batch and precision.
-static FailureOr<OwningOpRef<ModuleOp>> differentiate(TrainStepOp step) {
+/// `step`'s module, configured (gacc-configure-step) and differentiated for
+/// `target` (which attention it fuses): what every rematerialization
+/// schedule of the step shares, so the planner differentiates once per
+/// micro-batch and precision.
+static FailureOr<OwningOpRef<ModuleOp>> differentiate(TrainStepOp step,
+                                                      StringRef target) {
   OwningOpRef<ModuleOp> module = step->getParentOfType<ModuleOp>().clone();
   PassManager pm(module->getContext());
   TrainingPipelineOptions options;
   options.step = step.getSymName().str();
+  options.target = target.str();
   pm.addPass(createConfigureStep(options));
   buildDifferentiationPipeline(pm, options);
   if (failed(runOnCopy(pm, *module)))
@@ -202,19 +205,21 @@ mlir::gacc::optimizerStateByChoice(TrainStepOp step) {
   return choices;
 }
 
-FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step) {
-  FailureOr<OwningOpRef<ModuleOp>> differentiated = differentiate(step);
+FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step,
+                                             StringRef target) {
+  FailureOr<OwningOpRef<ModuleOp>> differentiated = differentiate(step, target);
   if (failed(differentiated))
     return failure();
   return planDifferentiated(step, **differentiated);
 }
 
 FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
-                                          int64_t budgetBytes) {
+                                                int64_t budgetBytes,
+                                                StringRef target) {
   Builder b(step.getContext());
   auto planFor = [&](int64_t micro) {
     step.setMicroBatchSizeAttr(b.getI64IntegerAttr(micro));
-    return planMemory(step);
+    return planMemory(step, target);
   };
   // The seeds' advice: the largest micro-batch that fits, then accumulate.
   int64_t batch = step.getRankBatchSize();
@@ -271,7 +276,8 @@ FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
 }
 
 FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
-                                                  int64_t budgetBytes) {
+                                                 int64_t budgetBytes,
+                                                 StringRef target) {
   MLIRContext *context = step.getContext();
   /// A schedule to try: a policy, and for `budget` the DP's activation
   /// budget.
@@ -295,7 +301,7 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
   // differentiate once (configured without remat, so that
   // gacc-configure-step does not plan the budget again).
   configure({RematPolicy::none});
-  FailureOr<OwningOpRef<ModuleOp>> differentiated = differentiate(step);
+  FailureOr<OwningOpRef<ModuleOp>> differentiated = differentiate(step, target);
   if (failed(differentiated))
     return failure();
   auto planWith = [&](const Candidate &candidate) {

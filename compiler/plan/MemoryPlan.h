@@ -64,14 +64,16 @@ struct MeasuredMemory {
 SmallVector<std::pair<std::string, int64_t>>
 optimizerStateByChoice(TrainStepOp step);
 
-/// Plans `step` with its current batch and micro-batch sizes.
-FailureOr<MemoryPlan> planMemory(TrainStepOp step);
+/// Plans `step` with its current batch and micro-batch sizes, compiled for
+/// `target` (cpu, cuda or cuda-emulated: which attention is fused).
+FailureOr<MemoryPlan> planMemory(TrainStepOp step, StringRef target);
 
 /// Sets on `step` the micro-batch size with the fewest accumulation steps
 /// whose plan fits in `budgetBytes` (the largest that fits, evened out
 /// over those steps) and returns its plan. Fails with an error on `step` that names the
 /// memory the smallest micro-batch needs when none fits.
-FailureOr<MemoryPlan> fitMicroBatch(TrainStepOp step, int64_t budgetBytes);
+FailureOr<MemoryPlan> fitMicroBatch(TrainStepOp step, int64_t budgetBytes,
+                                    StringRef target);
 
 /// For the `budget` rematerialization policy: plans the schedules of the
 /// exact DP over a range of activation budgets, and the fixed segmentations
@@ -79,7 +81,8 @@ FailureOr<MemoryPlan> fitMicroBatch(TrainStepOp step, int64_t budgetBytes);
 /// peak fits in `budgetBytes` (the activation budget,
 /// kRematActivationBudgetAttrName, or the fixed policy); returns its plan. Fails with an error on `step` that
 /// names the least peak any schedule reaches when the budget is below it.
-FailureOr<MemoryPlan> fitRematBudget(TrainStepOp step, int64_t budgetBytes);
+FailureOr<MemoryPlan> fitRematBudget(TrainStepOp step, int64_t budgetBytes,
+                                     StringRef target);
 
 /// "8GiB", "512 MiB", "1.5GB", "1e9", "4096": bytes; nullopt if malformed.
 std::optional<int64_t> parseByteSize(llvm::StringRef text);

@@ -23,6 +23,9 @@ std::string TuneCandidate::optionsText() const {
 }
 
 namespace {
+/// Where tuning measures its candidates.
+constexpr StringLiteral kTuneTarget = "cpu";
+
 /// A copy of `module` whose step is configured by `options`, and that step
 /// (null if the options are refused).
 std::pair<OwningOpRef<ModuleOp>, TrainStepOp>
@@ -52,12 +55,12 @@ LogicalResult planCandidate(ModuleOp module, StringRef stepName,
         configuredCopy(module, stepName, options + " remat=" + candidate.remat);
     if (!step)
       return failure();
-    plan = fitMicroBatch(step, budget);
+    plan = fitMicroBatch(step, budget, kTuneTarget);
     candidate.fits = succeeded(plan);
     if (!candidate.fits) {
       step.setMicroBatchSizeAttr(
           Builder(step.getContext()).getI64IntegerAttr(1));
-      plan = planMemory(step);
+      plan = planMemory(step, kTuneTarget);
     }
   } else {
     // The budget policy fits its schedule to the budget at a given
@@ -71,7 +74,7 @@ LogicalResult planCandidate(ModuleOp module, StringRef stepName,
           options + " remat=none micro-batch=" + std::to_string(micro));
       if (!step)
         return failure();
-      return fitRematBudget(step, budget);
+      return fitRematBudget(step, budget, kTuneTarget);
     };
     auto [copy, step] =
         configuredCopy(module, stepName, options + " remat=none");

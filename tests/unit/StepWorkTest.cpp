@@ -43,7 +43,8 @@ mlir::gacc::StepWork plannedWork(const char *options) {
   mlir::gacc::TrainingPipelineOptions parsed;
   EXPECT_TRUE(mlir::succeeded(parsed.parseFromString(options)));
   EXPECT_TRUE(mlir::succeeded(mlir::gacc::configureTrainStep(step, parsed)));
-  mlir::FailureOr<mlir::gacc::MemoryPlan> plan = mlir::gacc::planMemory(step);
+  mlir::FailureOr<mlir::gacc::MemoryPlan> plan =
+      mlir::gacc::planMemory(step, "cpu");
   EXPECT_TRUE(mlir::succeeded(plan));
   return mlir::succeeded(plan) ? plan->work : mlir::gacc::StepWork();
 }

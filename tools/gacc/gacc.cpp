@@ -144,13 +144,14 @@ static cl::opt<bool> noCache(
              "~/.cache/gacc) holds the step, and do not store it"),
     cl::init(false), cl::sub(compileCommand), cl::sub(runCommand),
     cl::sub(planCommand), cl::sub(tuneCommand), cl::cat(compileCategory));
-static cl::opt<std::string> target(
-    "target",
-    cl::desc("cpu (the default), cuda (PTX kernels on the first GPU) or "
-             "cuda-emulated (the CUDA kernels run on the CPU, block and "
-             "thread ids as loop indices: tests them without a GPU)"),
-    cl::init("cpu"), cl::sub(compileCommand), cl::sub(runCommand),
-    cl::cat(compileCategory));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("cpu (the default), cuda (PTX kernels on the first GPU) or "
+                    "cuda-emulated (the CUDA kernels run on the CPU, block and "
+                    "thread ids as loop indices: tests them without a GPU); "
+                    "gacc plan plans the step as that target compiles it"),
+           cl::init("cpu"), cl::sub(compileCommand), cl::sub(runCommand),
+           cl::sub(planCommand), cl::cat(compileCategory));
 
 static cl::opt<std::string>
     lora("lora",
@@ -563,12 +564,25 @@ static std::optional<mlir::gacc::CompileCache> compileCache() {
 
 /// `gacc plan`: the memory plan, and with --measure one step's measurement.
 static int plan(LoadedModel &model) {
+  // The target decides which attention is fused, so what is planned.
+  if (!mlir::gacc::parseStepTarget(target)) {
+    errs() << "gacc plan: error: --target " << target
+           << " is unknown (cpu, cuda or cuda-emulated)\n";
+    return 1;
+  }
+  if (planMeasure && target != "cpu") {
+    errs() << "gacc plan: error: --measure runs the step on the CPU; "
+              "`gacc run --target "
+           << target << "` prints what it measures there\n";
+    return 1;
+  }
   if (failed(mlir::gacc::configureTrainStep(model.step, model.options)))
     return 1;
   // (With --measure, compiling the step says it.)
   if (!planMeasure)
     mlir::gacc::warnIfBatchStatisticsDiffer(model.step);
-  FailureOr<mlir::gacc::MemoryPlan> plan = mlir::gacc::planMemory(model.step);
+  FailureOr<mlir::gacc::MemoryPlan> plan =
+      mlir::gacc::planMemory(model.step, model.options.target);
   if (failed(plan))
     return 1;
   plan->optimizerStateByChoice = mlir::gacc::optimizerStateByChoice(model.step);

@@ -61,13 +61,6 @@ float bitsFloat(uint32_t bits) {
 }
 } // namespace
 
-uint16_t toBF16(float value) {
-  uint32_t bits = floatBits(value);
-  if (std::isnan(value))
-    return 0x7fc0;
-  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
-  return static_cast<uint16_t>(bits >> 16);
-}
 uint16_t toF16(float value) {
   uint32_t bits = floatBits(value);
   uint32_t sign = (bits >> 16) & 0x8000;
@@ -128,10 +121,6 @@ float fromF16(uint16_t bits) {
     return values;
   }();
   return table[bits];
-}
-
-float fromBF16(uint16_t bits) {
-  return bitsFloat(static_cast<uint32_t>(bits) << 16);
 }
 
 double loadElement(DType dtype, const std::byte *data, int64_t index) {

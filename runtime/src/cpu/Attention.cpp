@@ -71,18 +71,32 @@ template <typename T> struct Slice {
 /// Rows [r0, r1) of `slice` into `to`, [r1 - r0, d] row-major.
 template <typename A, typename T>
 void gather(const Slice<T> &slice, int64_t r0, int64_t r1, int64_t d, A *to) {
-  for (int64_t i = r0; i < r1; ++i)
-    for (int64_t j = 0; j < d; ++j)
-      to[(i - r0) * d + j] = toCompute(slice.at(i, j));
+  for (int64_t i = r0; i < r1; ++i) {
+    const T *row = &slice.at(i, 0);
+    A *out = to + (i - r0) * d;
+    if (slice.col == 1) // the common case, which vectorizes
+      for (int64_t j = 0; j < d; ++j)
+        out[j] = toCompute(row[j]);
+    else
+      for (int64_t j = 0; j < d; ++j)
+        out[j] = toCompute(row[j * slice.col]);
+  }
 }
 
 /// `from` ([r1 - r0, d] row-major) into rows [r0, r1) of `slice`.
 template <typename A, typename T>
 void scatter(const A *from, const Slice<T> &slice, int64_t r0, int64_t r1,
              int64_t d) {
-  for (int64_t i = r0; i < r1; ++i)
-    for (int64_t j = 0; j < d; ++j)
-      store(slice.at(i, j), from[(i - r0) * d + j]);
+  for (int64_t i = r0; i < r1; ++i) {
+    T *row = &slice.at(i, 0);
+    const A *in = from + (i - r0) * d;
+    if (slice.col == 1)
+      for (int64_t j = 0; j < d; ++j)
+        store(row[j], in[j]);
+    else
+      for (int64_t j = 0; j < d; ++j)
+        store(row[j * slice.col], in[j]);
+  }
 }
 
 /// e^x by Cephes' polynomial on the reduced argument, in plain arithmetic

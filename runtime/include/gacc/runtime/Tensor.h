@@ -1,5 +1,4 @@
-//===- Tensor.h - host tensors and element types ------------------*- C++
-//-*-===//
+//===- Tensor.h - host tensors and element types -------------*- C++ -*-===//
 #ifndef GACC_RUNTIME_TENSOR_H
 #define GACC_RUNTIME_TENSOR_H
 
@@ -7,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,10 +32,23 @@ std::optional<int64_t> elementCount(const std::vector<int64_t> &shape);
 double loadElement(DType dtype, const std::byte *data, int64_t index);
 /// 16-bit floats (IEEE binary16, bfloat16) from their bits, exactly.
 float fromF16(uint16_t bits);
-float fromBF16(uint16_t bits);
+inline float fromBF16(uint16_t bits) {
+  uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float value;
+  std::memcpy(&value, &wide, sizeof value);
+  return value;
+}
 /// The 16-bit floats nearest `value` (ties to even; NaN stays NaN).
+/// (bfloat16's inline: kernels convert element by element.)
 uint16_t toF16(float value);
-uint16_t toBF16(float value);
+inline uint16_t toBF16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  if (value != value)
+    return 0x7fc0;
+  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
+  return static_cast<uint16_t>(bits >> 16);
+}
 /// Stores `value` rounded to `dtype` (nearest-even for floats).
 void storeElement(DType dtype, std::byte *data, int64_t index, double value);
 
