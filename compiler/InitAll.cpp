@@ -1,5 +1,4 @@
-//===- InitAll.cpp - register every dialect and pass gacc uses
-//--------------===//
+//===- InitAll.cpp - register every dialect and pass gacc uses ------------===//
 
 #include "compiler/InitAll.h"
 #include "dialects/gacc/GaccDialect.h"

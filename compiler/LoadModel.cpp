@@ -1,5 +1,4 @@
-//===- LoadModel.cpp - parse and verify a gacc model
-//------------------------===//
+//===- LoadModel.cpp - parse and verify a gacc model ----------------------===//
 
 #include "compiler/LoadModel.h"
 #include "mlir/Parser/Parser.h"

@@ -1,5 +1,4 @@
-//===- LoadModel.h - parse and verify a gacc model ----------------*- C++
-//-*-===//
+//===- LoadModel.h - parse and verify a gacc model --------------*- C++ -*-===//
 //
 // The front door of every gacc tool and API: read a model file, parse it,
 // and verify it. Every failure is a located

@@ -385,7 +385,16 @@ static FailureOr<func::FuncOp> rebuildForBatch(func::FuncOp model,
     if (&op == lossOp && isa<CrossEntropyOp, MseLossOp>(op) &&
         (carriesBatch || !resizes)) {
       // The loss reduces over the examples: a sum over this micro-batch's,
-      // or the same reduction over the resized batch.
+      // or the same reduction over the resized batch. Each of its operands
+      // must then be per example (not a parameter of the batch's shape).
+      if (resizes)
+        for (OpOperand &operand : op.getOpOperands())
+          if (!splitter.batchDim(operand.get())) {
+            func.erase();
+            return splitError(&op)
+                   << "operand " << operand.getOperandNumber()
+                   << " does not carry the batch, which the others do";
+          }
       Operation *loss = b.clone(op, mapping);
       if (mode == Rebuild::MicroBatch)
         loss->setAttr("reduction", LossReductionAttr::get(

@@ -1,5 +1,4 @@
-//===- BuildStep.cpp - the compiled entry points of a training step
-//---------===//
+//===- BuildStep.cpp - the compiled entry points of a training step -------===//
 //
 // gacc_step is assembled by TrainingEntry::build, one named helper per
 // stage of the step; gacc_eval by buildEvalEntry. The arenas and the inlined

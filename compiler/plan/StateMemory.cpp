@@ -1,5 +1,4 @@
-//===- StateMemory.cpp - memory that lives across training steps
-//------------===//
+//===- StateMemory.cpp - memory that lives across training steps ----------===//
 
 #include "compiler/plan/StateMemory.h"
 #include "dialects/gacc/GaccShapes.h"

@@ -1,5 +1,4 @@
-//===- GaccAttrs.cpp - gacc enums and attributes
-//----------------------------===//
+//===- GaccAttrs.cpp - gacc enums and attributes --------------------------===//
 //
 // Attribute verifiers: the ranges PyTorch's optimizers, initializers and
 // schedulers accept, so a bad configuration fails at parse time with a

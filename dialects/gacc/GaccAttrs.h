@@ -1,5 +1,4 @@
-//===- GaccAttrs.h - gacc enums and attributes --------------------*- C++
-//-*-===//
+//===- GaccAttrs.h - gacc enums and attributes ------------------*- C++ -*-===//
 #ifndef GACC_DIALECTS_GACC_GACCATTRS_H
 #define GACC_DIALECTS_GACC_GACCATTRS_H
 

@@ -1,5 +1,4 @@
-//===- GaccDialect.cpp - the gacc dialect
-//-----------------------------------===//
+//===- GaccDialect.cpp - the gacc dialect ---------------------------------===//
 
 #include "dialects/gacc/GaccDialect.h"
 #include "dialects/gacc/GaccAttrs.h"

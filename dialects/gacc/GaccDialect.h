@@ -1,5 +1,4 @@
-//===- GaccDialect.h - the gacc dialect ---------------------------*- C++
-//-*-===//
+//===- GaccDialect.h - the gacc dialect -------------------------*- C++ -*-===//
 #ifndef GACC_DIALECTS_GACC_GACCDIALECT_H
 #define GACC_DIALECTS_GACC_GACCDIALECT_H
 

@@ -1,5 +1,4 @@
-//===- GaccOps.cpp - gacc operations
-//----------------------------------------===//
+//===- GaccOps.cpp - gacc operations --------------------------------------===//
 //
 // Verifiers, type inference and folders. Shape rules that other code reuses
 // live in GaccShapes.cpp.

@@ -1,5 +1,4 @@
-//===- GaccOps.h - gacc operations --------------------------------*- C++
-//-*-===//
+//===- GaccOps.h - gacc operations ------------------------------*- C++ -*-===//
 #ifndef GACC_DIALECTS_GACC_GACCOPS_H
 #define GACC_DIALECTS_GACC_GACCOPS_H
 

@@ -1,5 +1,4 @@
-//===- GaccShapes.cpp - shape rules shared by gacc ops
-//----------------------===//
+//===- GaccShapes.cpp - shape rules shared by gacc ops --------------------===//
 
 #include "dialects/gacc/GaccShapes.h"
 #include "mlir/IR/Diagnostics.h"

@@ -1,5 +1,4 @@
-//===- Optimizer.h - the optimizers a step updates with ----------*- C++
-//-*-===//
+//===- Optimizer.h - the optimizers a step updates with ---------*- C++ -*-===//
 //
 // One class per optimizer attribute of gacc.train_step (SGD.cpp, Adam.cpp,
 // Adafactor.cpp) says what a compiled step needs of it: its hyperparameters by

@@ -205,7 +205,9 @@ check(job.returncode != 0 and "consolidate it" in job.stderr,
 # normalizes its rounding noise into lr-sized steps). The biases of small
 # gradients move by up to a few such steps: 2.7e-3 for h.0.mlp.c_proj.bias
 # with the polynomial exp and tanh (gacc-cpu-approximate-math), 2e-3 with
-# libm's.
+# libm's; with fused attention, 4.5e-3 for h.0.mlp.c_fc.bias in stage 3 (one
+# element of 512 off by 1.2e-4, the others within 1.2e-5; stage 0 equals one
+# rank within 1e-8).
 STEPS = 2
 gpt_bf16 = train("gpt-bf16-one-rank-m8", gpt, ["--precision", "bf16",
                                                 "--micro-batch", "8"])
@@ -217,7 +219,7 @@ for stage in (0, 3):
                    if not k.endswith("attn.c_attn.bias")
                    and not k.startswith("exp_avg")}
     compare(f"gpt bf16 np2-stage{stage}", (gpt_bf16[0], conditioned), result,
-            tolerance=3e-3, loss_tolerance=1e-4)
+            tolerance=5e-3, loss_tolerance=1e-4)
 
 # Bad input on one rank (its shard of the checkpoint is truncated) ends
 # the whole job with that rank's error, not a hang.

@@ -171,3 +171,18 @@ func.func @one_example() -> tensor<f32> {
   return %l : tensor<f32>
 }
 gacc.train_step @t model @one_example batch_size 4 optimizer #gacc.sgd<lr = 0.1> zero #gacc.zero<stage = 1, ranks = 4>
+
+// -----
+
+// A loss between a per-example input and a parameter of the batch's shape
+// compares every micro-batch with the whole parameter.
+gacc.param @w : tensor<4x3xf32> = #gacc.init<ones>
+gacc.input @y : tensor<4x3xf32> features
+func.func @loss_of_a_parameter() -> tensor<f32> {
+  %w = gacc.load @w : tensor<4x3xf32>
+  %y = gacc.load @y : tensor<4x3xf32>
+  // expected-error @+1 {{'gacc.mse_loss' op mixes examples of the batch, so its result depends on how the batch is split into micro-batches: operand 0 does not carry the batch, which the others do}}
+  %l = gacc.mse_loss mean %w, %y : tensor<4x3xf32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @loss_of_a_parameter batch_size 4 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>

@@ -1,4 +1,4 @@
-//===- AttentionTest.cpp - the attention kernels compiled CPU code calls ---===//
+//===- AttentionTest.cpp - the attention kernels compiled CPU code calls --===//
 //
 // gacc_cpu_attention_<type> and gacc_cpu_attention_grad_<type> against a
 // double-precision softmax(scale · Q Kᵀ + bias) V and its gradient: lengths

@@ -1,5 +1,4 @@
-//===- MatmulTest.cpp - the matmul kernels compiled CPU code calls
-//----------===//
+//===- MatmulTest.cpp - the matmul kernels compiled CPU code calls --------===//
 //
 // gacc_cpu_matmul_{f16,bf16}_f32 against a double-precision reference over
 // the widened operands: transposes, broadcast batch dimensions, several

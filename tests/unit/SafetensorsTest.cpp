@@ -1,5 +1,4 @@
-//===- SafetensorsTest.cpp - safetensors reading and writing
-//----------------===//
+//===- SafetensorsTest.cpp - safetensors reading and writing --------------===//
 
 #include "gacc/runtime/Safetensors.h"
 

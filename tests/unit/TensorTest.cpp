@@ -1,5 +1,4 @@
-//===- TensorTest.cpp - host tensors and element types
-//----------------------===//
+//===- TensorTest.cpp - host tensors and element types --------------------===//
 
 #include "gacc/runtime/Tensor.h"
 

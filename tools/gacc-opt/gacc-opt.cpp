@@ -1,5 +1,4 @@
-//===- gacc-opt.cpp - the gacc optimizer driver
-//-----------------------------===//
+//===- gacc-opt.cpp - the gacc optimizer driver ---------------------------===//
 //
 // MlirOptMain with the gacc dialect, every gacc pass and the upstream
 // dialects and passes the gacc pipelines use.

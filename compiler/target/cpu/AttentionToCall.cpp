@@ -1,4 +1,4 @@
-//===- AttentionToCall.cpp - bufferized attention to the runtime's kernel --===//
+//===- AttentionToCall.cpp - bufferized attention to the runtime's kernel -===//
 
 #include "compiler/target/cpu/Passes.h"
 #include "dialects/gacc/GaccOps.h"

@@ -1,4 +1,4 @@
-//===- RuntimeCalls.cpp - calls of the runtime's CPU kernels ---------------===//
+//===- RuntimeCalls.cpp - calls of the runtime's CPU kernels --------------===//
 
 #include "compiler/target/cpu/Passes.h"
 #include "mlir/Dialect/Func/Utils/Utils.h"

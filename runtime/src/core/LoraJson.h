@@ -1,5 +1,4 @@
-//===- LoraJson.h - a LoRA adapter as JSON -------------------------*- C++
-//-*-===//
+//===- LoraJson.h - a LoRA adapter as JSON ----------------------*- C++ -*-===//
 //
 // One spelling of a LoRA adapter ({"a", "b", "scale", "transposed"}) for
 // the two files that carry it: artifacts (Artifact.cpp, each parameter's

@@ -1,5 +1,4 @@
-//===- Safetensors.cpp - read and write .safetensors files
-//------------------===//
+//===- Safetensors.cpp - read and write .safetensors files ----------------===//
 
 #include "gacc/runtime/Safetensors.h"
 #include "gacc/runtime/File.h"

@@ -1,5 +1,4 @@
-//===- Tensor.cpp - host tensors and element types
-//--------------------------===//
+//===- Tensor.cpp - host tensors and element types ------------------------===//
 
 #include "gacc/runtime/Tensor.h"
 

@@ -1,4 +1,4 @@
-//===- Attention.cpp - gacc.attention on the CPU ----------------------------===//
+//===- Attention.cpp - gacc.attention on the CPU --------------------------===//
 //
 // What compiled CPU code calls for gacc.attention and gacc.attention_grad
 // (compiler/target/cpu/AttentionToCall.cpp): scaled dot-product attention

@@ -1,4 +1,4 @@
-//===- Blas.h - single-threaded BLAS calls from the runtime's pool -*- C++ -*-===//
+//===- Blas.h - single-threaded BLAS calls on the pool --------*- C++ -*-===//
 //
 // The CPU kernels that compiled code calls (Matmul.cpp, Attention.cpp) cut
 // their work into blocks on the runtime's thread pool, each one BLAS call on

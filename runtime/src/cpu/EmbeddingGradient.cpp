@@ -1,5 +1,4 @@
-//===- EmbeddingGradient.cpp - an embedding table's gradient by rows
-//-------===//
+//===- EmbeddingGradient.cpp - an embedding table's gradient by rows ------===//
 //
 // What compiled CPU code calls for `one_hot(ids)ᵀ · dy`, the gradient of a
 // gacc.embedding (compiler/target/cpu/MatmulToCall.cpp): each row of dy

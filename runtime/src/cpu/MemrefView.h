@@ -1,5 +1,4 @@
-//===- MemrefView.h - MLIR memref descriptors in runtime kernels -*- C++
-//-*-===//
+//===- MemrefView.h - MLIR memref descriptors in kernels ------*- C++ -*-===//
 //
 // How the CPU kernels that compiled code calls with unranked memrefs
 // (Matmul.cpp, EmbeddingGradient.cpp) read a ranked descriptor.

@@ -1,5 +1,4 @@
-//===- ThreadPool.cpp - the threads compiled CPU steps run on
-//---------------===//
+//===- ThreadPool.cpp - the threads compiled CPU steps run on -------------===//
 //
 // The caller and threads() - 1 workers take chunks from a shared counter.
 // A step makes thousands of calls of tens of microseconds each, so idle

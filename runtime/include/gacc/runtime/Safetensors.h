@@ -1,5 +1,4 @@
-//===- Safetensors.h - read and write .safetensors files ----------*- C++
-//-*-===//
+//===- Safetensors.h - read and write .safetensors files --------*- C++ -*-===//
 //
 // The exchange format for parameters, checkpoints, gradients and data
 // (https://github.com/huggingface/safetensors): an 8-byte little-endian

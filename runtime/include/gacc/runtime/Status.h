@@ -1,5 +1,4 @@
-//===- Status.h - success or an error message ---------------------*- C++
-//-*-===//
+//===- Status.h - success or an error message -------------------*- C++ -*-===//
 //
 // The runtime reports every failure as a Status with a message that says
 // what and where (file, tensor name); it never aborts on bad input.

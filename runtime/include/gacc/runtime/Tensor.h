@@ -1,4 +1,4 @@
-//===- Tensor.h - host tensors and element types -------------*- C++ -*-===//
+//===- Tensor.h - host tensors and element types ----------------*- C++ -*-===//
 #ifndef GACC_RUNTIME_TENSOR_H
 #define GACC_RUNTIME_TENSOR_H
 
