@@ -194,7 +194,7 @@ mlir::gacc::lowerStep(ModuleOp module, const TrainingPipelineOptions &options,
     return failure();
   TrainingPipelineOptions configured; // nothing left to apply
   configured.step = options.step.getValue();
-  // What the pipeline does for the target (fused attention on CUDA).
+  // What the pipeline does for the target (which attention it fuses).
   configured.target = options.target.getValue();
   if (failed(buildCpuPipeline(pm, configured, *target)) ||
       failed(pm.run(module)) || failed(verify(module)))

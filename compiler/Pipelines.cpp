@@ -30,7 +30,7 @@ void gacc::buildDifferentiationPipeline(
   // the CUDA targets (what they take), the runtime's blocked kernel on the
   // CPU.
   pm.addPass(createFuseAttention(FuseAttentionOptions{
-      .cudaKernelsOnly = StringRef(options.target).starts_with("cuda")}));
+      .cudaKernelsOnly = parseStepTarget(options.target) != StepTarget::Cpu}));
   pm.addPass(createAutodiff());
 }
 

@@ -157,9 +157,8 @@ struct TrainingPipelineOptions
 
 /// The training pipeline's first stage: autocast, ZeRO's per-rank model,
 /// the micro-batch models and the gradient functions the step refers to
-/// (what the memory planner analyses before rematerialization).
-/// The CUDA targets' (`options.target`) also fuse attention
-/// (gacc-fuse-attention).
+/// (what the memory planner analyses before rematerialization), with the
+/// attention `options.target` lowers fused (gacc-fuse-attention).
 void buildDifferentiationPipeline(OpPassManager &pm,
                                   const TrainingPipelineOptions &options);
 /// The whole training stage: gacc-configure-step applies `options` to the

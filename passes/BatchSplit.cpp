@@ -391,9 +391,11 @@ static FailureOr<func::FuncOp> rebuildForBatch(func::FuncOp model,
         for (OpOperand &operand : op.getOpOperands())
           if (!splitter.batchDim(operand.get())) {
             func.erase();
-            return splitError(&op)
-                   << "operand " << operand.getOperandNumber()
-                   << " does not carry the batch, which the others do";
+            return op.emitOpError("cannot be split with the batch: operand ")
+                   << operand.getOperandNumber()
+                   << " does not carry the batch, which the others do (a "
+                      "loss takes per-example operands, not a parameter or "
+                      "constant of the batch's shape)";
           }
       Operation *loss = b.clone(op, mapping);
       if (mode == Rebuild::MicroBatch)

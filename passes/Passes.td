@@ -314,8 +314,10 @@ def Remat : GaccPass<"gacc-remat", "ModuleOp"> {
       `torch.utils.checkpoint` around every block.
     * `sqrt`: Chen et al. 2016: cuts the forward into ~√n segments of equal
       activation bytes and saves what crosses a segment boundary.
-    * `matmuls`: saves only matmul and convolution results (JAX's `dots_saveable`); the
-      cheap elementwise work, softmax and normalizations are recomputed.
+    * `matmuls`: saves only matmul, convolution and fused attention results
+      (JAX's `dots_saveable`, PyTorch's selective checkpointing of
+      matmuls and SDPA); the cheap elementwise work, softmax and
+      normalizations are recomputed.
 
     * `budget`: the segment boundaries with the least recompute whose kept
       activations fit the step's `gacc.remat_activation_budget` (alone,

@@ -60,6 +60,19 @@ double costOf(Operation *op) {
                    static_cast<double>(k);
     return flops / 50.0;
   }
+  if (isa<AttentionOp, AttentionGradOp>(op)) {
+    // Q Kᵀ and P V (the gradient: five such products), over the rows of
+    // T x S scores.
+    auto q = cast<ShapedType>(op->getOperand(0).getType());
+    auto k = cast<ShapedType>(op->getOperand(1).getType());
+    double scores = static_cast<double>(q.getNumElements()) /
+                    static_cast<double>(q.getDimSize(3)) *
+                    static_cast<double>(k.getDimSize(2));
+    double products = isa<AttentionOp>(op) ? 2 : 5;
+    return products * 2.0 * scores * static_cast<double>(q.getDimSize(3)) /
+               50.0 +
+           10.0 * scores;
+  }
   if (auto conv = dyn_cast<Conv2dOp>(op)) {
     // A matmul per output element over C/groups·KH·KW inputs.
     ArrayRef<int64_t> weight = conv.getWeight().getType().getShape();
@@ -273,7 +286,7 @@ public:
       return success();
     case RematPolicy::matmuls:
       for (Operation *op : forward)
-        if (isa<MatmulOp, Conv2dOp>(op))
+        if (isa<MatmulOp, Conv2dOp, AttentionOp>(op))
           saved.insert(op->getResults().begin(), op->getResults().end());
       return success();
     case RematPolicy::blocks: {

@@ -4,6 +4,7 @@
 #include "compiler/target/common/Contractions.h"
 #include "compiler/target/cpu/Passes.h"
 #include "dialects/gacc/GaccDialect.h"
+#include "dialects/gacc/GaccOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -66,6 +67,25 @@ Value throughReshapes(Value value) {
 }
 } // namespace
 
+namespace {
+/// The products of a bufferized gacc.attention (Q Kᵀ, P V) or
+/// gacc.attention_grad (Q Kᵀ, Pᵀ dO, dO Vᵀ, dS K, dSᵀ Q) as the runtime's
+/// kernel makes them, in the compute type, (batch x heads) of each; the
+/// first is Q Kᵀ, the scores.
+SmallVector<MatmulWork> attentionProducts(Operation *op, Type compute) {
+  auto q = cast<MemRefType>(op->getOperand(0).getType());
+  auto k = cast<MemRefType>(op->getOperand(1).getType());
+  int64_t heads = q.getDimSize(0) * q.getDimSize(1), t = q.getDimSize(2),
+          s = k.getDimSize(2), d = q.getDimSize(3);
+  MatmulWork scoreShaped{compute, heads, t, s, d, 1}; // [T, S] over D
+  MatmulWork queryShaped{compute, heads, t, d, s, 1}; // [T, D] over S
+  MatmulWork keyShaped{compute, heads, s, d, t, 1};   // [S, D] over T
+  if (isa<AttentionOp>(op))
+    return {scoreShaped, queryShaped};
+  return {scoreShaped, keyShaped, scoreShaped, queryShaped, keyShaped};
+}
+} // namespace
+
 StepWork mlir::gacc::countStepWork(func::FuncOp step) {
   // Embedding gradients: the CPU adds the rows of dy at their ids instead,
   // and drops the loop that writes the one-hot operand
@@ -79,19 +99,21 @@ StepWork mlir::gacc::countStepWork(func::FuncOp step) {
       oneHots.insert(throughReshapes(op.getDpsInputs()[0]));
   });
   StepWork work;
+  auto addMatmul = [&](MatmulWork matmul, int64_t runs) {
+    matmul.calls = runs;
+    auto same = llvm::find_if(
+        work.matmuls, [&](const MatmulWork &w) { return w.sameShape(matmul); });
+    if (same == work.matmuls.end())
+      work.matmuls.push_back(matmul);
+    else
+      same->calls += runs;
+  };
   step.walk([&](Operation *op) {
     int64_t runs = runsPerCall(op);
     double bytes = 0;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
       if (std::optional<MatmulWork> matmul = asMatmul(linalgOp)) {
-        matmul->calls = runs;
-        auto same = llvm::find_if(work.matmuls, [&](const MatmulWork &w) {
-          return w.sameShape(*matmul);
-        });
-        if (same == work.matmuls.end())
-          work.matmuls.push_back(*matmul);
-        else
-          same->calls += runs;
+        addMatmul(*matmul, runs);
         return;
       }
       if (linalgOp.getNumDpsInits() == 1 &&
@@ -102,6 +124,19 @@ StepWork mlir::gacc::countStepWork(func::FuncOp step) {
           bytes += staticBytes(operand.get()); // not the one-hot
     } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
       bytes = staticBytes(copy.getSource()) + staticBytes(copy.getTarget());
+    } else if (isa<AttentionOp, AttentionGradOp>(op)) {
+      // Its products, and its operands and score rows (one pass of the
+      // compute type over B x H x T x S) as a loop nest.
+      auto query = cast<MemRefType>(op->getOperand(0).getType());
+      Type compute = AttentionOp::getComputeType(query.getElementType());
+      SmallVector<MatmulWork> products = attentionProducts(op, compute);
+      for (const MatmulWork &product : products)
+        addMatmul(product, runs);
+      const MatmulWork &scores = products.front();
+      bytes = static_cast<double>(scores.batch * scores.m * scores.n) *
+              (compute.getIntOrFloatBitWidth() / 8);
+      for (Value operand : op->getOperands())
+        bytes += staticBytes(operand);
     } else {
       return;
     }

@@ -23,9 +23,6 @@ std::string TuneCandidate::optionsText() const {
 }
 
 namespace {
-/// Where tuning measures its candidates.
-constexpr StringLiteral kTuneTarget = "cpu";
-
 /// A copy of `module` whose step is configured by `options`, and that step
 /// (null if the options are refused).
 std::pair<OwningOpRef<ModuleOp>, TrainStepOp>
@@ -49,18 +46,24 @@ configuredCopy(ModuleOp module, StringRef stepName,
 LogicalResult planCandidate(ModuleOp module, StringRef stepName,
                             const std::string &options, int64_t budget,
                             TuneCandidate &candidate) {
+  // Planned as the target the candidates run on compiles them (`gacc run
+  // --auto --target cuda`), which decides the fused attention.
+  TrainingPipelineOptions parsed;
+  if (failed(parsed.parseFromString(options)))
+    return failure();
+  std::string target = parsed.target;
   FailureOr<MemoryPlan> plan = failure();
   if (candidate.remat != "budget") {
     auto [copy, step] =
         configuredCopy(module, stepName, options + " remat=" + candidate.remat);
     if (!step)
       return failure();
-    plan = fitMicroBatch(step, budget, kTuneTarget);
+    plan = fitMicroBatch(step, budget, target);
     candidate.fits = succeeded(plan);
     if (!candidate.fits) {
       step.setMicroBatchSizeAttr(
           Builder(step.getContext()).getI64IntegerAttr(1));
-      plan = planMemory(step, kTuneTarget);
+      plan = planMemory(step, target);
     }
   } else {
     // The budget policy fits its schedule to the budget at a given
@@ -74,7 +77,7 @@ LogicalResult planCandidate(ModuleOp module, StringRef stepName,
           options + " remat=none micro-batch=" + std::to_string(micro));
       if (!step)
         return failure();
-      return fitRematBudget(step, budget, kTuneTarget);
+      return fitRematBudget(step, budget, target);
     };
     auto [copy, step] =
         configuredCopy(module, stepName, options + " remat=none");

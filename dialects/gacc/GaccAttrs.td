@@ -405,7 +405,7 @@ def Gacc_RematAttr : Gacc_Attr<"Remat", "remat"> {
   let description = [{
     `none` keeps every activation the backward pass needs; `blocks` keeps only
     block inputs; `sqrt` keeps √n evenly spaced segment inputs; `matmuls` keeps
-    only matmul and convolution outputs; `budget` recomputes as little as possible so that the
+    only matmul, convolution and fused attention outputs; `budget` recomputes as little as possible so that the
     planned peak stays within `budget` bytes (required for, and only for, that
     policy).
 

@@ -181,7 +181,7 @@ gacc.input @y : tensor<4x3xf32> features
 func.func @loss_of_a_parameter() -> tensor<f32> {
   %w = gacc.load @w : tensor<4x3xf32>
   %y = gacc.load @y : tensor<4x3xf32>
-  // expected-error @+1 {{'gacc.mse_loss' op mixes examples of the batch, so its result depends on how the batch is split into micro-batches: operand 0 does not carry the batch, which the others do}}
+  // expected-error @+1 {{'gacc.mse_loss' op cannot be split with the batch: operand 0 does not carry the batch, which the others do (a loss takes per-example operands, not a parameter or constant of the batch's shape)}}
   %l = gacc.mse_loss mean %w, %y : tensor<4x3xf32>
   return %l : tensor<f32>
 }

@@ -4,8 +4,10 @@
 // double-precision softmax(scale · Q Kᵀ + bias) V and its gradient: lengths
 // that are not multiples of the kernels' 64-query blocks, the causal mask
 // with T < S, a key bias, Q, K and V read through a [B, T, H, D] layout
-// (strided views, as a model's head split gives), f64, bf16, results that
-// do not depend on the thread count, and NaN for a query that sees no key.
+// (strided views, as a model's head split gives), f64, f16, bf16, results
+// that do not depend on the thread count, and NaN for a query that sees no
+// key (causal with T > S), which gives K and V no gradient wherever the
+// kernels' blocks of queries begin.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +32,7 @@
       int64_t, void *, int64_t, void *, double, int32_t, int32_t);
 GACC_DECLARE_ATTENTION(f32)
 GACC_DECLARE_ATTENTION(f64)
+GACC_DECLARE_ATTENTION(f16)
 GACC_DECLARE_ATTENTION(bf16)
 #undef GACC_DECLARE_ATTENTION
 
@@ -83,6 +86,8 @@ struct Problem {
         value = normal(rng);
         if (dtype == DType::BF16)
           value = fromBF16(toBF16(static_cast<float>(value)));
+        else if (dtype == DType::F16)
+          value = fromF16(toF16(static_cast<float>(value)));
         else if (dtype == DType::F32)
           value = static_cast<float>(value);
       }
@@ -104,7 +109,8 @@ struct Problem {
   }
 };
 
-/// What the kernels compute, in doubles.
+/// What the kernels compute, in doubles. A query that sees no key has NaN
+/// output and log-sum-exp, and gives nothing to any gradient.
 struct Reference {
   std::vector<double> out, lse, delta, dq, dk, dv;
 
@@ -124,6 +130,12 @@ struct Reference {
         const double *q = &p.q[bh * t * d], *k = &p.k[bh * n * d],
                      *v = &p.v[bh * n * d], *dO = &p.dOut[bh * t * d];
         for (int64_t i = 0; i < t; ++i) {
+          if (!p.visible(i, 0)) {
+            for (int64_t c = 0; c < d; ++c)
+              out[(bh * t + i) * d + c] = NAN;
+            lse[bh * t + i] = NAN;
+            continue;
+          }
           double max = -INFINITY;
           for (int64_t j = 0; j < n; ++j) {
             double score = 0;
@@ -208,11 +220,11 @@ std::vector<double> runAndCheck(const Problem &p, Forward forward,
   const Shape &s = p.shape;
   Operand<T> q(p.q, s, s.queries, convert), k(p.k, s, s.keys, convert),
       v(p.v, s, s.keys, convert), dOut(p.dOut, s, s.queries, convert);
-  std::vector<double> zeros(p.q.size(), NAN);
-  Operand<T> out(zeros, s, s.queries, convert),
-      dq(zeros, s, s.queries, convert);
-  zeros.assign(p.k.size(), NAN);
-  Operand<T> dk(zeros, s, s.keys, convert), dv(zeros, s, s.keys, convert);
+  // Outputs start as NaN, which the kernels must overwrite.
+  std::vector<double> nans(p.q.size(), NAN);
+  Operand<T> out(nans, s, s.queries, convert), dq(nans, s, s.queries, convert);
+  nans.assign(p.k.size(), NAN);
+  Operand<T> dk(nans, s, s.keys, convert), dv(nans, s, s.keys, convert);
   std::vector<A> bias(p.bias.begin(), p.bias.end());
   std::vector<A> lse(s.batch * s.heads * s.queries, NAN);
   Memref biasRef(bias.data(), {s.batch, s.keys}, {s.keys, 1});
@@ -250,8 +262,11 @@ std::vector<double> runAndCheck(const Problem &p, Forward forward,
     for (size_t i = 0; i < expected.size(); ++i) {
       double got = actual(i);
       results.push_back(got);
-      ASSERT_NEAR(got, expected[i], tolerance * scale)
-          << name << " element " << i;
+      if (std::isnan(expected[i]))
+        ASSERT_TRUE(std::isnan(got)) << name << " element " << i;
+      else
+        ASSERT_NEAR(got, expected[i], tolerance * scale)
+            << name << " element " << i;
     }
   };
   check("out", ref.out, [&](size_t i) { return widen(out.at(i)); });
@@ -268,6 +283,8 @@ double toDouble(double x) { return x; }
 double fromDouble(double x) { return x; }
 uint16_t toBf16(double x) { return toBF16(static_cast<float>(x)); }
 double fromBf16(uint16_t x) { return fromBF16(x); }
+uint16_t toHalf(double x) { return toF16(static_cast<float>(x)); }
+double fromHalf(uint16_t x) { return fromF16(x); }
 
 std::vector<double> runF32(const Shape &shape, unsigned seed) {
   return runAndCheck<float, float>(
@@ -300,6 +317,21 @@ TEST(Attention, Bf16WithinItsRounding) {
       Problem({2, 3, 80, 80, 32, true, false, false}, DType::BF16, 5),
       gacc_cpu_attention_bf16, gacc_cpu_attention_grad_bf16, toBf16,
       fromBf16, 1e-2);
+}
+
+TEST(Attention, F16WithinItsRounding) {
+  runAndCheck<uint16_t, float>(
+      Problem({2, 2, 70, 70, 16, true, true, true}, DType::F16, 7),
+      gacc_cpu_attention_f16, gacc_cpu_attention_grad_f16, toHalf, fromHalf,
+      2e-3);
+}
+
+TEST(Attention, QueriesThatSeeNoKeyGiveNoGradient) {
+  // Causal, T = 100 > S = 30: queries 0-69 see no key, a whole block of 64
+  // and the first rows of the next, whose delta is NaN too.
+  runF32({1, 2, 100, 30, 8, true, false, false}, 8);
+  // T - S = 64: the block boundary.
+  runF32({1, 1, 94, 30, 8, true, true, false}, 9);
 }
 
 TEST(Attention, ResultsDoNotDependOnTheThreadCount) {

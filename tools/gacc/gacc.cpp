@@ -565,15 +565,16 @@ static std::optional<mlir::gacc::CompileCache> compileCache() {
 /// `gacc plan`: the memory plan, and with --measure one step's measurement.
 static int plan(LoadedModel &model) {
   // The target decides which attention is fused, so what is planned.
-  if (!mlir::gacc::parseStepTarget(target)) {
-    errs() << "gacc plan: error: --target " << target
+  const std::string &planTarget = model.options.target;
+  if (!mlir::gacc::parseStepTarget(planTarget)) {
+    errs() << "gacc plan: error: --target " << planTarget
            << " is unknown (cpu, cuda or cuda-emulated)\n";
     return 1;
   }
-  if (planMeasure && target != "cpu") {
+  if (planMeasure && planTarget != "cpu") {
     errs() << "gacc plan: error: --measure runs the step on the CPU; "
               "`gacc run --target "
-           << target << "` prints what it measures there\n";
+           << planTarget << "` prints what it measures there\n";
     return 1;
   }
   if (failed(mlir::gacc::configureTrainStep(model.step, model.options)))

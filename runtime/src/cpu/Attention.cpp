@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 using gacc::rt::gemm;
@@ -101,12 +102,15 @@ void scatter(const A *from, const Slice<T> &slice, int64_t r0, int64_t r1,
 
 /// e^x by Cephes' polynomial on the reduced argument, in plain arithmetic
 /// that vectorizes (libm's expf keeps the loop scalar); a few ulp. Exact 0
-/// below the smallest normal result, NaN for NaN.
+/// below the smallest normal result, infinity above the largest float, NaN
+/// for NaN.
 inline float exponential(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
   constexpr float kMin = -87.3f, kMax = 88.3f;
-  float clamped = std::min(std::max(x, kMin), kMax);
+  // NaN clamps to kMin (so that the conversion to int below is defined);
+  // the selects at the end give NaN back.
+  float clamped = x > kMin ? (x < kMax ? x : kMax) : kMin;
   float k = std::floor(clamped * kLog2e + 0.5f);
   float r = clamped - k * kLn2Hi - k * kLn2Lo;
   float p = 1.9875691500e-4f;
@@ -121,6 +125,7 @@ inline float exponential(float x) {
   std::memcpy(&power, &bits, sizeof power);
   float y = p * power;
   y = x < kMin ? 0.0f : y;
+  y = x > kMax ? std::numeric_limits<float>::infinity() : y;
   return x != x ? x : y;
 }
 inline double exponential(double x) { return std::exp(x); }
@@ -170,18 +175,22 @@ inline void probabilitiesRow(A *s, const A *bias, A logSumExp,
   std::fill(s + visible, s + seen, A(0));
 }
 
-/// dS = P · (dP - delta) for one query, into `dp`.
+/// dS = P · (dP - delta) for one query, into `dp`; 0 past its `visible`
+/// keys (where P is 0: so also for a query that sees no key, whose output
+/// and delta are NaN, wherever the block boundaries fall).
 template <typename A>
-inline void scoreGradientRow(A *dp, const A *p, A delta, int64_t seen) {
-  for (int64_t j = 0; j < seen; ++j)
+inline void scoreGradientRow(A *dp, const A *p, A delta, int64_t visible,
+                             int64_t seen) {
+  for (int64_t j = 0; j < visible; ++j)
     dp[j] = p[j] * (dp[j] - delta);
+  std::fill(dp + visible, dp + seen, A(0));
 }
 
-// The f32 rows, compiled for AVX-512 and AVX2 as well (the runtime's
-// baseline is x86-64's SSE2), chosen at load time.
+// The f32 rows, compiled for x86-64-v4 (AVX-512) and v3 (AVX2, FMA) as
+// well (the runtime's baseline is x86-64's SSE2), chosen at load time.
 #if defined(__x86_64__)
 #define GACC_VECTOR_CLONES                                                     \
-  __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define GACC_VECTOR_CLONES
 #endif
@@ -195,8 +204,9 @@ GACC_VECTOR_CLONES void probabilitiesRows(float *s, const float *bias,
   probabilitiesRow(s, bias, logSumExp, visible, seen);
 }
 GACC_VECTOR_CLONES void scoreGradientRows(float *dp, const float *p,
-                                          float delta, int64_t seen) {
-  scoreGradientRow(dp, p, delta, seen);
+                                          float delta, int64_t visible,
+                                          int64_t seen) {
+  scoreGradientRow(dp, p, delta, visible, seen);
 }
 double softmaxRows(double *s, const double *bias, int64_t visible,
                    int64_t seen) {
@@ -207,8 +217,8 @@ void probabilitiesRows(double *s, const double *bias, double logSumExp,
   probabilitiesRow(s, bias, logSumExp, visible, seen);
 }
 void scoreGradientRows(double *dp, const double *p, double delta,
-                       int64_t seen) {
-  scoreGradientRow(dp, p, delta, seen);
+                       int64_t visible, int64_t seen) {
+  scoreGradientRow(dp, p, delta, visible, seen);
 }
 
 /// The shapes and masks both directions share.
@@ -256,7 +266,8 @@ void attention(const View<T> &q, const View<T> &k, const View<T> &v,
                const View<A> *bias, const View<T> &out, const View<A> &lse,
                A scale, bool causal) {
   Geometry g(q, k, causal);
-  int64_t d = g.headSize;
+  // (BLAS takes no leading dimension below 1, even for empty rows.)
+  int64_t d = g.headSize, ld = std::max<int64_t>(d, 1);
   SingleThreadedBlas singleThreaded;
   gacc::rt::parallelFor(
       g.batch * g.heads * g.blocks, 1, [&](int64_t begin, int64_t end) {
@@ -280,7 +291,7 @@ void attention(const View<T> &q, const View<T> &k, const View<T> &v,
             gather(Slice<T>(k, b, h), 0, seen, d, ks);
             gather(Slice<T>(v, b, h), 0, seen, d, vs);
             gatherBias(bias, b, seen, biasRow);
-            gemm(qs, ks, s, false, true, rows, seen, d, d, d, seen, A(0),
+            gemm(qs, ks, s, false, true, rows, seen, d, ld, ld, seen, A(0),
                  scale);
             for (int64_t r = 0; r < rows; ++r) {
               int64_t visible = g.visible(r0 + r);
@@ -291,7 +302,7 @@ void attention(const View<T> &q, const View<T> &k, const View<T> &v,
               if (!visible)
                 std::fill_n(row, seen, std::numeric_limits<A>::quiet_NaN());
             }
-            gemm(s, vs, os, false, false, rows, d, seen, seen, d, d, A(0));
+            gemm(s, vs, os, false, false, rows, d, seen, seen, ld, ld, A(0));
           }
           scatter(os, Slice<T>(out, b, h), r0, r1, d);
         }
@@ -305,7 +316,8 @@ void attentionGrad(const View<T> &q, const View<T> &k, const View<T> &v,
                    const View<T> &dq, const View<T> &dk, const View<T> &dv,
                    A scale, bool causal) {
   Geometry g(q, k, causal);
-  int64_t d = g.headSize;
+  // (BLAS takes no leading dimension below 1, even for empty rows.)
+  int64_t d = g.headSize, ld = std::max<int64_t>(d, 1);
   SingleThreadedBlas singleThreaded;
   gacc::rt::parallelFor(
       g.batch * g.heads, 1, [&](int64_t begin, int64_t end) {
@@ -336,22 +348,23 @@ void attentionGrad(const View<T> &q, const View<T> &k, const View<T> &v,
             gather(Slice<T>(q, b, h), r0, r1, d, qs);
             gather(Slice<T>(dOut, b, h), r0, r1, d, dos);
             // P, recomputed from the scores and the log-sum-exp.
-            gemm(qs, ks, p, false, true, rows, seen, d, d, d, seen, A(0),
+            gemm(qs, ks, p, false, true, rows, seen, d, ld, ld, seen, A(0),
                  scale);
             for (int64_t r = 0; r < rows; ++r)
               probabilitiesRows(p + r * seen, biasRow,
                                 perQuery(lse, b, h, r0 + r),
                                 g.visible(r0 + r), seen);
             // dV += Pᵀ dO; dP = dO Vᵀ; dS = P · (dP - delta).
-            gemm(p, dos, dvs, true, false, seen, d, rows, seen, d, d, A(1));
-            gemm(dos, vs, dp, false, true, rows, seen, d, d, d, seen, A(0));
+            gemm(p, dos, dvs, true, false, seen, d, rows, seen, ld, ld, A(1));
+            gemm(dos, vs, dp, false, true, rows, seen, d, ld, ld, seen, A(0));
             for (int64_t r = 0; r < rows; ++r)
               scoreGradientRows(dp + r * seen, p + r * seen,
-                                perQuery(delta, b, h, r0 + r), seen);
+                                perQuery(delta, b, h, r0 + r),
+                                g.visible(r0 + r), seen);
             // dQ = scale · dS K; dK += scale · dSᵀ Q.
-            gemm(dp, ks, dqs, false, false, rows, d, seen, seen, d, d, A(0),
+            gemm(dp, ks, dqs, false, false, rows, d, seen, seen, ld, ld, A(0),
                  scale);
-            gemm(dp, qs, dks, true, false, seen, d, rows, seen, d, d, A(1),
+            gemm(dp, qs, dks, true, false, seen, d, rows, seen, ld, ld, A(1),
                  scale);
             scatter(dqs, Slice<T>(dq, b, h), r0, r1, d);
           }
@@ -364,15 +377,17 @@ void attentionGrad(const View<T> &q, const View<T> &k, const View<T> &v,
 
 // Each memref argument is an unranked descriptor (rank, pointer to the
 // ranked one). Without a key bias (`hasKeyBias` 0) the bias argument is
-// any descriptor of the right type and is not read.
+// not read (the compiler passes another memref of its type).
 #define GACC_ATTENTION(SUFFIX, T, A)                                           \
   extern "C" void gacc_cpu_attention_##SUFFIX(                                 \
       int64_t rq, void *q, int64_t rk, void *k, int64_t rv, void *v,           \
       int64_t rb, void *bias, int64_t ro, void *out, int64_t rl, void *lse,    \
       double scale, int32_t causal, int32_t hasKeyBias) {                      \
-    View<A> keyBias(rb, bias);                                                 \
+    std::optional<View<A>> keyBias;                                            \
+    if (hasKeyBias)                                                            \
+      keyBias.emplace(rb, bias);                                               \
     attention<T, A>(View<T>(rq, q), View<T>(rk, k), View<T>(rv, v),            \
-                    hasKeyBias ? &keyBias : nullptr, View<T>(ro, out),         \
+                    keyBias ? &*keyBias : nullptr, View<T>(ro, out),           \
                     View<A>(rl, lse), static_cast<A>(scale), causal);          \
   }                                                                            \
   extern "C" void gacc_cpu_attention_grad_##SUFFIX(                            \
@@ -381,10 +396,12 @@ void attentionGrad(const View<T> &q, const View<T> &k, const View<T> &v,
       int64_t rb, void *bias, int64_t rdq, void *dq, int64_t rdk, void *dk,    \
       int64_t rdv, void *dv, double scale, int32_t causal,                     \
       int32_t hasKeyBias) {                                                    \
-    View<A> keyBias(rb, bias);                                                 \
+    std::optional<View<A>> keyBias;                                            \
+    if (hasKeyBias)                                                            \
+      keyBias.emplace(rb, bias);                                               \
     attentionGrad<T, A>(View<T>(rq, q), View<T>(rk, k), View<T>(rv, v),        \
                         View<T>(rdo, dOut), View<A>(rl, lse),                  \
-                        View<A>(rd, delta), hasKeyBias ? &keyBias : nullptr,   \
+                        View<A>(rd, delta), keyBias ? &*keyBias : nullptr,     \
                         View<T>(rdq, dq), View<T>(rdk, dk), View<T>(rdv, dv),  \
                         static_cast<A>(scale), causal);                        \
   }

@@ -1,7 +1,8 @@
 //===- MemrefView.h - MLIR memref descriptors in kernels ------*- C++ -*-===//
 //
 // How the CPU kernels that compiled code calls with unranked memrefs
-// (Matmul.cpp, EmbeddingGradient.cpp) read a ranked descriptor.
+// (Matmul.cpp, EmbeddingGradient.cpp, Attention.cpp) read a ranked
+// descriptor.
 //
 //===----------------------------------------------------------------------===//
 #ifndef GACC_RUNTIME_CPU_MEMREFVIEW_H
