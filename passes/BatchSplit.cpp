@@ -382,22 +382,54 @@ static FailureOr<func::FuncOp> rebuildForBatch(func::FuncOp model,
     bool carriesBatch = llvm::any_of(op.getOperands(), [&](Value v) {
       return splitter.batchDim(v).has_value();
     });
+    // Replaces `clone`'s operands that broadcast along the batch (see
+    // broadcastAlong; `layout` in `rank` dimensions) by broadcasts of the
+    // rebuilt size. False if an operand that does not carry the batch is
+    // something else and `strict`.
+    auto shrinkBroadcasts = [&](Operation *clone, const BatchDim &layout,
+                                int64_t rank, bool strict) {
+      for (OpOperand &operand : clone->getOpOperands()) {
+        Value old = op.getOperand(operand.getOperandNumber());
+        auto type = dyn_cast<RankedTensorType>(old.getType());
+        if (splitter.batchDim(old))
+          continue;
+        int64_t at = layout.position - (rank - (type ? type.getRank() : 0));
+        if (!type || at < 0 || type.getDimSize(at) == 1 ||
+            !broadcastAlong(old, at)) {
+          if (strict)
+            return false;
+          continue;
+        }
+        auto broadcast = old.getDefiningOp<BroadcastOp>();
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(clone);
+        operand.set(BroadcastOp::create(b, broadcast.getLoc(),
+                                        withDim(type, at, layout.size(size)),
+                                        mapping.lookup(broadcast.getInput())));
+      }
+      return true;
+    };
     if (&op == lossOp && isa<CrossEntropyOp, MseLossOp>(op) &&
         (carriesBatch || !resizes)) {
       // The loss reduces over the examples: a sum over this micro-batch's,
-      // or the same reduction over the resized batch. Each of its operands
-      // must then be per example (not a parameter of the batch's shape).
-      if (resizes)
-        for (OpOperand &operand : op.getOpOperands())
-          if (!splitter.batchDim(operand.get())) {
-            func.erase();
-            return op.emitOpError("cannot be split with the batch: operand ")
-                   << operand.getOperandNumber()
-                   << " does not carry the batch, which the others do (a "
-                      "loss takes per-example operands, not a parameter or "
-                      "constant of the batch's shape)";
-          }
+      // or the same reduction over the resized batch. Its operands are per
+      // example, or broadcasts along the batch (torch.zeros_like targets).
       Operation *loss = b.clone(op, mapping);
+      if (resizes) {
+        Value carrier = *llvm::find_if(op.getOperands(), [&](Value v) {
+          return splitter.batchDim(v).has_value();
+        });
+        if (!shrinkBroadcasts(
+                loss, *splitter.batchLayout(carrier),
+                cast<RankedTensorType>(carrier.getType()).getRank(),
+                /*strict=*/true)) {
+          func.erase();
+          return op.emitOpError("cannot be split with the batch: an operand "
+                                "does not carry it (a loss takes per-example "
+                                "operands or broadcasts along the batch, not "
+                                "a parameter of the batch's shape)");
+        }
+      }
       if (mode == Rebuild::MicroBatch)
         loss->setAttr("reduction", LossReductionAttr::get(
                                        b.getContext(), LossReduction::sum));
@@ -416,22 +448,10 @@ static FailureOr<func::FuncOp> rebuildForBatch(func::FuncOp model,
     clone->getResult(0).setType(withDim(op.getResult(0).getType(),
                                         layout->position, layout->size(size)));
     // Broadcasts along the batch (see broadcastAlong) shrink with it.
-    int64_t resultRank =
-        cast<RankedTensorType>(clone->getResult(0).getType()).getRank();
-    for (OpOperand &operand : clone->getOpOperands()) {
-      Value old = op.getOperand(operand.getOperandNumber());
-      auto type = dyn_cast<RankedTensorType>(old.getType());
-      int64_t at = layout->position - (resultRank - (type ? type.getRank() : 0));
-      if (!type || splitter.batchDim(old) || at < 0 ||
-          type.getDimSize(at) == 1 || !broadcastAlong(old, at))
-        continue;
-      auto broadcast = old.getDefiningOp<BroadcastOp>();
-      b.setInsertionPoint(clone);
-      operand.set(BroadcastOp::create(
-          b, broadcast.getLoc(), withDim(type, at, layout->size(size)),
-          mapping.lookup(broadcast.getInput())));
-      b.setInsertionPointAfter(clone);
-    }
+    shrinkBroadcasts(
+        clone, *layout,
+        cast<RankedTensorType>(clone->getResult(0).getType()).getRank(),
+        /*strict=*/false);
     if (auto slice = dyn_cast<SliceOp>(clone)) {
       SmallVector<int64_t> sizes(slice.getSizes());
       sizes[layout->position] = layout->size(size);

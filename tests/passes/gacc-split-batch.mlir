@@ -181,8 +181,27 @@ gacc.input @y : tensor<4x3xf32> features
 func.func @loss_of_a_parameter() -> tensor<f32> {
   %w = gacc.load @w : tensor<4x3xf32>
   %y = gacc.load @y : tensor<4x3xf32>
-  // expected-error @+1 {{'gacc.mse_loss' op cannot be split with the batch: operand 0 does not carry the batch, which the others do (a loss takes per-example operands, not a parameter or constant of the batch's shape)}}
+  // expected-error @+1 {{'gacc.mse_loss' op cannot be split with the batch: an operand does not carry it (a loss takes per-example operands or broadcasts along the batch, not a parameter of the batch's shape)}}
   %l = gacc.mse_loss mean %w, %y : tensor<4x3xf32>
   return %l : tensor<f32>
 }
 gacc.train_step @t model @loss_of_a_parameter batch_size 4 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+
+// -----
+
+// A loss against a filled target (torch.zeros_like) takes a smaller fill.
+// CHECK-LABEL: func.func @loss_of_a_fill_micro
+// CHECK: %[[ZERO:.*]] = gacc.broadcast %{{.*}} : tensor<f32> -> tensor<2x3xf32>
+// CHECK: gacc.mse_loss sum %{{.*}}, %[[ZERO]] : tensor<2x3xf32>
+gacc.input @x : tensor<4x3xf32> features
+gacc.param @w : tensor<3x3xf32> = #gacc.init<ones>
+func.func @loss_of_a_fill() -> tensor<f32> {
+  %x = gacc.load @x : tensor<4x3xf32>
+  %w = gacc.load @w : tensor<3x3xf32>
+  %y = gacc.matmul %x, %w : tensor<4x3xf32>, tensor<3x3xf32> -> tensor<4x3xf32>
+  %c = gacc.constant dense<0.0> : tensor<f32>
+  %zero = gacc.broadcast %c : tensor<f32> -> tensor<4x3xf32>
+  %l = gacc.mse_loss mean %y, %zero : tensor<4x3xf32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @loss_of_a_fill batch_size 4 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>
