@@ -14,6 +14,8 @@
 #include "gacc/runtime/Tensor.h"
 #include "gacc/runtime/ThreadPool.h"
 
+#include "MemrefDescriptor.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -37,32 +39,10 @@ GACC_DECLARE_ATTENTION(bf16)
 #undef GACC_DECLARE_ATTENTION
 
 using namespace gacc::rt;
+using gacc::test::Memref;
+using gacc::test::rowMajorStrides;
 
 namespace {
-/// A memref descriptor (allocated, aligned, offset, sizes, strides).
-struct Memref {
-  std::vector<int64_t> fields;
-  Memref(void *data, std::vector<int64_t> sizes, std::vector<int64_t> strides) {
-    fields = {reinterpret_cast<int64_t>(data), reinterpret_cast<int64_t>(data),
-              0};
-    fields.insert(fields.end(), sizes.begin(), sizes.end());
-    fields.insert(fields.end(), strides.begin(), strides.end());
-  }
-  int64_t rank() const { return (static_cast<int64_t>(fields.size()) - 3) / 2; }
-  void *descriptor() { return fields.data(); }
-};
-
-/// The row-major strides of `sizes`.
-std::vector<int64_t> rowMajor(const std::vector<int64_t> &sizes) {
-  std::vector<int64_t> strides(sizes.size());
-  int64_t stride = 1;
-  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
-    strides[d] = stride;
-    stride *= sizes[d];
-  }
-  return strides;
-}
-
 struct Shape {
   int64_t batch, heads, queries, keys, headSize;
   bool causal, keyBias;
@@ -184,13 +164,12 @@ template <typename T> struct Operand {
 
   Operand(const std::vector<double> &values, const Shape &s, int64_t length,
           T (*convert)(double))
-      : data(values.size()),
-        memref(nullptr, {s.batch, s.heads, length, s.headSize}, {}) {
+      : data(values.size()), memref(nullptr, {}, std::vector<int64_t>{}) {
     int64_t d = s.headSize;
     std::vector<int64_t> strides =
-        s.headsInner ? std::vector<int64_t>{length * s.heads * d, d,
-                                            s.heads * d, 1}
-                     : rowMajor({s.batch, s.heads, length, d});
+        s.headsInner
+            ? std::vector<int64_t>{length * s.heads * d, d, s.heads * d, 1}
+            : rowMajorStrides({s.batch, s.heads, length, d});
     for (int64_t b = 0; b < s.batch; ++b)
       for (int64_t h = 0; h < s.heads; ++h)
         for (int64_t i = 0; i < length; ++i)
@@ -227,9 +206,8 @@ std::vector<double> runAndCheck(const Problem &p, Forward forward,
   Operand<T> dk(nans, s, s.keys, convert), dv(nans, s, s.keys, convert);
   std::vector<A> bias(p.bias.begin(), p.bias.end());
   std::vector<A> lse(s.batch * s.heads * s.queries, NAN);
-  Memref biasRef(bias.data(), {s.batch, s.keys}, {s.keys, 1});
-  Memref lseRef(lse.data(), {s.batch, s.heads, s.queries},
-                rowMajor({s.batch, s.heads, s.queries}));
+  Memref biasRef(bias.data(), {s.batch, s.keys});
+  Memref lseRef(lse.data(), {s.batch, s.heads, s.queries});
   forward(4, q.memref.descriptor(), 4, k.memref.descriptor(), 4,
           v.memref.descriptor(), 2, biasRef.descriptor(), 4,
           out.memref.descriptor(), 3, lseRef.descriptor(), p.scale, s.causal,
@@ -244,8 +222,7 @@ std::vector<double> runAndCheck(const Problem &p, Forward forward,
              widen(out.at(row * s.headSize + c));
     delta[row] = static_cast<A>(sum);
   }
-  Memref deltaRef(delta.data(), {s.batch, s.heads, s.queries},
-                  rowMajor({s.batch, s.heads, s.queries}));
+  Memref deltaRef(delta.data(), {s.batch, s.heads, s.queries});
   backward(4, q.memref.descriptor(), 4, k.memref.descriptor(), 4,
            v.memref.descriptor(), 4, dOut.memref.descriptor(), 3,
            lseRef.descriptor(), 3, deltaRef.descriptor(), 2,
@@ -351,11 +328,9 @@ TEST(Attention, AQueryThatSeesNoKeyIsNaN) {
   Shape s{1, 1, 4, 2, 4, true, false, false};
   std::vector<float> q(16, 0.5f), k(8, 0.25f), v(8, 1.0f), out(16, 0.0f),
       lse(4, 0.0f);
-  Memref qRef(q.data(), {1, 1, 4, 4}, rowMajor({1, 1, 4, 4})),
-      kRef(k.data(), {1, 1, 2, 4}, rowMajor({1, 1, 2, 4})),
-      vRef(v.data(), {1, 1, 2, 4}, rowMajor({1, 1, 2, 4})),
-      outRef(out.data(), {1, 1, 4, 4}, rowMajor({1, 1, 4, 4})),
-      lseRef(lse.data(), {1, 1, 4}, rowMajor({1, 1, 4}));
+  Memref qRef(q.data(), {1, 1, 4, 4}), kRef(k.data(), {1, 1, 2, 4}),
+      vRef(v.data(), {1, 1, 2, 4}), outRef(out.data(), {1, 1, 4, 4}),
+      lseRef(lse.data(), {1, 1, 4});
   gacc_cpu_attention_f32(4, qRef.descriptor(), 4, kRef.descriptor(), 4,
                          vRef.descriptor(), 3, lseRef.descriptor(), 4,
                          outRef.descriptor(), 3, lseRef.descriptor(), 0.5,

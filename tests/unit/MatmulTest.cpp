@@ -14,6 +14,8 @@
 #include "gacc/runtime/Tensor.h"
 #include "gacc/runtime/ThreadPool.h"
 
+#include "MemrefDescriptor.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -40,29 +42,9 @@ extern "C" void gacc_cpu_matmul_f64(int64_t, void *, int64_t, void *, int64_t,
                                     void *, int32_t, int32_t, int32_t);
 
 using namespace gacc::rt;
+using gacc::test::Memref;
 
 namespace {
-/// A memref descriptor (allocated, aligned, offset, sizes, strides) over
-/// `data`, row-major with the innermost stride `inner`.
-template <typename T> struct Memref {
-  std::vector<int64_t> fields;
-  Memref(T *data, std::vector<int64_t> sizes, int64_t inner = 1) {
-    int64_t rank = static_cast<int64_t>(sizes.size());
-    std::vector<int64_t> strides(rank);
-    int64_t stride = inner;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      strides[d] = stride;
-      stride *= sizes[d];
-    }
-    fields = {reinterpret_cast<int64_t>(data), reinterpret_cast<int64_t>(data),
-              0};
-    fields.insert(fields.end(), sizes.begin(), sizes.end());
-    fields.insert(fields.end(), strides.begin(), strides.end());
-  }
-  int64_t rank() const { return (static_cast<int64_t>(fields.size()) - 3) / 2; }
-  void *descriptor() { return fields.data(); }
-};
-
 /// 16-bit values (bits) of random floats rounded to `dtype`, `inner` apart.
 std::vector<uint16_t> random16(DType dtype, int64_t count, int64_t inner,
                                std::mt19937 &rng) {
@@ -87,9 +69,9 @@ void check(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, bool ta,
   std::vector<uint16_t> b = random16(dtype, k * n, inner, rng);
   std::vector<float> c(static_cast<size_t>(batch * m * n * inner),
                        accumulate ? 0.5f : NAN);
-  Memref<uint16_t> ma(a.data(), {batch, ta ? k : m, ta ? m : k}, inner);
-  Memref<uint16_t> mb(b.data(), {tb ? n : k, tb ? k : n}, inner);
-  Memref<float> mc(c.data(), {batch, m, n}, inner);
+  Memref ma(a.data(), {batch, ta ? k : m, ta ? m : k}, inner);
+  Memref mb(b.data(), {tb ? n : k, tb ? k : n}, inner);
+  Memref mc(c.data(), {batch, m, n}, inner);
   auto kernel = dtype == DType::F16 ? gacc_cpu_matmul_f16_f32
                                     : gacc_cpu_matmul_bf16_f32;
   kernel(ma.rank(), ma.descriptor(), mb.rank(), mb.descriptor(), mc.rank(),
@@ -129,7 +111,7 @@ void checkWide(void (*kernel)(int64_t, void *, int64_t, void *, int64_t, void *,
     x = uniform(rng);
   std::vector<T> c(static_cast<size_t>(2 * m * n * inner),
                    accumulate ? T(0.5) : T(NAN));
-  Memref<T> ma(a.data(), {2, m, k}, inner), mb(b.data(), {k, n}, inner),
+  Memref ma(a.data(), {2, m, k}, inner), mb(b.data(), {k, n}, inner),
       mc(c.data(), {2, m, n}, inner);
   kernel(ma.rank(), ma.descriptor(), mb.rank(), mb.descriptor(), mc.rank(),
          mc.descriptor(), 0, 0, accumulate);
@@ -209,8 +191,8 @@ void checkEmbeddingGradient(void (*kernel)(int64_t, void *, int64_t, void *,
   for (int threads : {1, 4}) {
     gacc::rt::setThreads(threads);
     std::vector<T> c(rows * width, accumulate ? T(0.5) : T(NAN));
-    Memref<Id> mi(ids.data(), {3, positions / 3});
-    Memref<T> md(dy.data(), {positions, width}), mc(c.data(), {rows, width});
+    Memref mi(ids.data(), {3, positions / 3});
+    Memref md(dy.data(), {positions, width}), mc(c.data(), {rows, width});
     kernel(mi.rank(), mi.descriptor(), md.rank(), md.descriptor(), mc.rank(),
            mc.descriptor(), accumulate);
     results.push_back(c);
