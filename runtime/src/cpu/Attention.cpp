@@ -22,6 +22,7 @@
 #include "gacc/runtime/ThreadPool.h"
 
 #include "Blas.h"
+#include "HalfTypes.h"
 #include "MemrefView.h"
 
 #include <algorithm>
@@ -32,7 +33,9 @@
 #include <optional>
 #include <vector>
 
+using gacc::rt::BFloat16;
 using gacc::rt::gemm;
+using gacc::rt::Half;
 using gacc::rt::SingleThreadedBlas;
 using gacc::rt::View;
 
@@ -42,14 +45,7 @@ constexpr int64_t kBlockRows = 64;
 /// Lanes of the row reductions' partial sums: one AVX-512 register of f32.
 constexpr int64_t kLanes = 16;
 
-/// 16-bit storage types, computed in f32.
-struct Half {
-  uint16_t bits;
-};
-struct BFloat16 {
-  uint16_t bits;
-};
-
+// 16-bit storage types are computed in f32.
 float toCompute(float x) { return x; }
 double toCompute(double x) { return x; }
 float toCompute(Half x) { return gacc::rt::fromF16(x.bits); }

@@ -21,6 +21,7 @@
 
 #include "Blas.h"
 #include "GemmBf16.h"
+#include "HalfTypes.h"
 #include "MemrefView.h"
 
 #if defined(__x86_64__)
@@ -33,7 +34,9 @@
 #include <type_traits>
 #include <vector>
 
+using gacc::rt::BFloat16;
 using gacc::rt::gemm;
+using gacc::rt::Half;
 using gacc::rt::SingleThreadedBlas;
 using gacc::rt::View;
 
@@ -152,14 +155,6 @@ void matmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
                 {x.b, b.stride(2), b.stride(1)}, blockC, ta, tb, x.m, x.n, k);
   });
 }
-
-/// 16-bit float storage types, widened to f32 a run at a time.
-struct Half {
-  uint16_t bits;
-};
-struct BFloat16 {
-  uint16_t bits;
-};
 
 #if defined(__x86_64__)
 /// IEEE halves to floats with F16C, eight at a time.
