@@ -139,6 +139,8 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
     // (gacc-cpu-dispatch-parallel-calls, after the conversion to LLVM).
     pm.addPass(createSplitParallelNests());
     pm.addPass(createApproximateMath());
+    // A layer's calls once, not once per layer (compile time flat in depth).
+    pm.addPass(createOutlineRepeats());
     break;
   case StepTarget::CudaEmulated:
     buildCudaKernelMappingPipeline(pm);

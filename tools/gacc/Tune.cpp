@@ -141,11 +141,23 @@ struct Measurement {
   int64_t peakBytes = 0;
 };
 
+/// Where tuning's time went, for its report.
+struct TuneTimes {
+  double planning = 0, compiling = 0, running = 0;
+};
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 /// Compiles `candidate` and times `steps` steps on synthetic data after one
 /// that is not timed (its first touches of memory): the median step's rate.
 rt::Status measure(ModuleOp module, StringRef stepName, StringRef baseOptions,
                    const TuneCandidate &candidate, unsigned steps,
-                   const std::optional<CompileCache> &cache, Measurement &out) {
+                   const std::optional<CompileCache> &cache, Measurement &out,
+                   TuneTimes &times) {
+  auto compileStart = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> copy = module.clone();
   TrainingPipelineOptions options;
   std::string text = (baseOptions + " " + candidate.optionsText()).str();
@@ -156,6 +168,8 @@ rt::Status measure(ModuleOp module, StringRef stepName, StringRef baseOptions,
       jitCompileStep(*copy, options, {}, cache ? &*cache : nullptr);
   if (failed(jit))
     return rt::Status::error("cannot compile '" + text + "'");
+  times.compiling += secondsSince(compileStart);
+  auto runStart = std::chrono::steady_clock::now();
   rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));
   if (rt::Status s = trainer.initialize(0); !s)
     return s;
@@ -182,6 +196,7 @@ rt::Status measure(ModuleOp module, StringRef stepName, StringRef baseOptions,
   std::nth_element(rates.begin(), rates.begin() + rates.size() / 2,
                    rates.end());
   out.samplesPerSecond = rates[rates.size() / 2];
+  times.running += secondsSince(runStart);
   return rt::Status();
 }
 
@@ -223,6 +238,8 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   std::vector<TuneCandidate> candidates =
       planTuneCandidates(module, stepName, baseOptions, options.space,
                          options.budgetBytes, costCache.costs());
+  TuneTimes times;
+  times.planning = secondsSince(start);
   if (candidates.empty()) {
     llvm::errs() << "gacc tune: error: no configuration of the step could be "
                     "planned\n";
@@ -289,7 +306,7 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
       Measurement measurement;
       if (rt::Status s =
               measure(module, stepName, baseOptions, candidates[i],
-                      options.measureSteps, options.cache, measurement);
+                      options.measureSteps, options.cache, measurement, times);
           !s) {
         llvm::errs() << "gacc tune: error: " << s.message() << "\n";
         return 1;
@@ -319,6 +336,9 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   llvm::json::Object choice = toJson(candidates[best], measured[best]);
   choice["memory_budget_bytes"] = options.budgetBytes;
   choice["tune_seconds"] = seconds;
+  choice["tune_seconds_planning"] = times.planning;
+  choice["tune_seconds_compiling"] = times.compiling;
+  choice["tune_seconds_running"] = times.running;
   if (!options.output.empty()) {
     std::string text;
     llvm::raw_string_ostream(text)
@@ -366,7 +386,11 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
                  << " samples/s";
   else
     llvm::outs() << ", by the cost model alone";
-  llvm::outs() << "); tuned in " << llvm::formatv("{0:f1}", seconds) << " s";
+  llvm::outs() << "); tuned in "
+               << llvm::formatv("{0:f1} s (planning {1:f1}, compiling {2:f1}, "
+                                "running {3:f1})",
+                                seconds, times.planning, times.compiling,
+                                times.running);
   if (!options.output.empty())
     llvm::outs() << "; wrote " << options.output
                  << " (gacc run --config " << options.output << ")";

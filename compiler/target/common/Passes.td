@@ -116,6 +116,61 @@ def SplitReductions : GaccPass<"gacc-split-reductions"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def OutlineRepeats : GaccPass<"gacc-outline-repeats", "ModuleOp"> {
+  let consumes = "functions of calls: the step once its kernels are outlined";
+  let produces = "each run of ops that repeats as one function, called per run";
+  let summary = "Call one function for every run of ops that repeats (a model's layers)";
+  let description = [{
+    Once the target has given each loop nest or kernel a function, a step
+    is a long list of calls, views of its arenas and runtime calls, and the
+    layers of a model are runs of it that differ only in the values they
+    read: their parameters, the offsets of their buffers in the arena. This
+    pass makes each such run one function, called once per layer, so that
+    code generation compiles a layer once instead of once per layer
+    (GPT-2-small's step has 12 layers forward, 12 backward).
+
+    Runs are found as LLVM's MachineOutliner finds repeated instruction
+    sequences. Each op of a block becomes a token, equal for ops alike up
+    to their operands (the same name, attributes, properties and types,
+    operands defined as many ops back when near); the suffix array of the
+    tokens and its longest common prefixes give every run of at least
+    `min-ops` tokens that repeats, with its places. Runs are taken greedily,
+    those saving the most ops first, each priced again once others have
+    taken some of its places. A place is then checked op by op against the
+    first: every operand from the same op of its run, or from outside both,
+    one outside value of the first always standing for one of the place;
+    places are cut short where they stop matching. The function's arguments
+    are what the run reads from outside (first use first), its results what
+    any place's later ops read of it. Identical functions of different
+    blocks or functions are one. Ops with regions, terminators and
+    allocations of the function's frame (`memref.alloca`) are never moved.
+
+    ```mlir
+    %v1 = memref.view %arena[%c0][] : memref<?xi8> to memref<64xf32>
+    call @gacc_nest_3(%w1, %v1) : (memref<64xf32>, memref<64xf32>) -> ()
+    call @gacc_nest_4(%v1, %x) : (memref<64xf32>, memref<64xf32>) -> ()
+    %v2 = memref.view %arena[%c256][] : memref<?xi8> to memref<64xf32>
+    call @gacc_nest_3(%w2, %v2) : (memref<64xf32>, memref<64xf32>) -> ()
+    call @gacc_nest_4(%v2, %x) : (memref<64xf32>, memref<64xf32>) -> ()
+    // becomes, with min-ops=3
+    %v1 = call @gacc_repeat(%arena, %c0, %w1, %x) : (...) -> memref<64xf32>
+    %v2 = call @gacc_repeat(%arena, %c256, %w2, %x) : (...) -> memref<64xf32>
+    ```
+
+    The CPU pipeline runs it last before the conversion to LLVM, after
+    `gacc-cpu-outline-loop-nests`.
+  }];
+  let options = [
+    Option<"minOps", "min-ops", "int64_t", "16",
+           "The fewest ops of a run that is outlined">,
+  ];
+  let statistics = [
+    Statistic<"numOutlined", "num-outlined", "Functions made of repeated runs">,
+    Statistic<"numCalls", "num-calls", "Runs replaced by calls">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def AccumulateInPlace : GaccPass<"gacc-accumulate-in-place"> {
   let consumes = "loop-carried sums of linalg results";
   let produces = "contractions and generics accumulating into the loop's value";
