@@ -125,6 +125,7 @@ func.func private @add(memref<64xf32>, memref<64xf32>)
 // CHECK-NEXT: call @add(%[[RA]], %[[RA]])
 // CHECK-NEXT: return
 // CHECK-NOT: func.func
+// CHECK: // {{-+}}
 func.func @frames_and_loops(%a: memref<64xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -144,5 +145,95 @@ func.func @frames_and_loops(%a: memref<64xf32>, %n: index) {
     func.call @add(%a, %t2) : (memref<64xf32>, memref<64xf32>) -> ()
     func.call @add(%a, %a) : (memref<64xf32>, memref<64xf32>) -> ()
   }
+  return
+}
+
+// -----
+
+// What a run makes and later ops read, in a loop or as the function's
+// result, is the function's result.
+func.func private @add(memref<64xf32>, memref<64xf32>)
+func.func private @norm(memref<64xf32>) -> f32
+func.func private @use(f32)
+
+// CHECK-LABEL: func.func @results_read_later(
+// CHECK: %[[N1:.*]] = call @gacc_repeat(
+// CHECK-NEXT: %[[N2:.*]] = call @gacc_repeat(
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: func.call @use(%[[N1]])
+// CHECK: return %[[N2]] : f32
+// CHECK: func.func private @gacc_repeat({{.*}}) -> f32
+func.func @results_read_later(%a: memref<64xf32>, %b: memref<64xf32>, %n: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  call @add(%a, %b) : (memref<64xf32>, memref<64xf32>) -> ()
+  call @add(%b, %a) : (memref<64xf32>, memref<64xf32>) -> ()
+  %n1 = call @norm(%a) : (memref<64xf32>) -> f32
+  call @add(%a, %b) : (memref<64xf32>, memref<64xf32>) -> ()
+  call @add(%b, %a) : (memref<64xf32>, memref<64xf32>) -> ()
+  %n2 = call @norm(%a) : (memref<64xf32>) -> f32
+  scf.for %i = %c0 to %n step %c1 {
+    func.call @use(%n1) : (f32) -> ()
+  }
+  return %n2 : f32
+}
+
+// -----
+
+// Functions that are not entry points (the outlined loop nests) are not
+// searched; a view read in another block of the function stays where it is.
+func.func private @add(memref<64xf32>, memref<64xf32>)
+
+// CHECK-LABEL: func.func private @not_an_entry_point(
+// CHECK-NOT: gacc_repeat
+// CHECK-LABEL: func.func @blocks(
+// CHECK-NEXT: %[[V:.*]] = memref.view
+// CHECK-NEXT: cf.br ^bb1
+// CHECK: call @add(%[[V]], %[[V]])
+func.func private @not_an_entry_point(%a: memref<64xf32>, %b: memref<64xf32>) {
+  call @add(%a, %b) : (memref<64xf32>, memref<64xf32>) -> ()
+  call @add(%b, %a) : (memref<64xf32>, memref<64xf32>) -> ()
+  call @add(%a, %a) : (memref<64xf32>, memref<64xf32>) -> ()
+  call @add(%a, %b) : (memref<64xf32>, memref<64xf32>) -> ()
+  call @add(%b, %a) : (memref<64xf32>, memref<64xf32>) -> ()
+  call @add(%a, %a) : (memref<64xf32>, memref<64xf32>) -> ()
+  return
+}
+
+func.func @blocks(%arena: memref<?xi8>, %offset: index) {
+  %v = memref.view %arena[%offset][] : memref<?xi8> to memref<64xf32>
+  cf.br ^bb1
+^bb1:
+  call @add(%v, %v) : (memref<64xf32>, memref<64xf32>) -> ()
+  return
+}
+
+// -----
+
+// Runs that differ in the constants they copy in are two functions, however
+// the command line asks constants to be printed.
+// RUN: gacc-opt %s --split-input-file --gacc-outline-repeats="min-ops=2" --mlir-elide-elementsattrs-if-larger=2 | FileCheck %s --check-prefix=CONSTANTS
+func.func private @take(vector<4xi32>)
+
+// CONSTANTS-LABEL: func.func @first(
+// CONSTANTS: call @[[FIRST:gacc_repeat[_0-9]*]]()
+// CONSTANTS-LABEL: func.func @second(
+// CONSTANTS-NOT: call @[[FIRST]]()
+// CONSTANTS: call @gacc_repeat{{[_0-9]+}}()
+func.func @first() {
+  %k = arith.constant dense<[1, 2, 3, 4]> : vector<4xi32>
+  call @take(%k) : (vector<4xi32>) -> ()
+  call @take(%k) : (vector<4xi32>) -> ()
+  call @take(%k) : (vector<4xi32>) -> ()
+  call @take(%k) : (vector<4xi32>) -> ()
+  return
+}
+
+func.func @second() {
+  %k = arith.constant dense<[5, 6, 7, 8]> : vector<4xi32>
+  call @take(%k) : (vector<4xi32>) -> ()
+  call @take(%k) : (vector<4xi32>) -> ()
+  call @take(%k) : (vector<4xi32>) -> ()
+  call @take(%k) : (vector<4xi32>) -> ()
   return
 }

@@ -10,7 +10,17 @@ std::string gacc::getStructuralKey(FunctionOpInterface function) {
   SymbolTable::setSymbolName(function, "f");
   std::string key;
   llvm::raw_string_ostream os(key);
-  function->print(os, OpPrintingFlags().useLocalScope());
+  // Whatever the command line asks of printing (-mlir-elide-elementsattrs-
+  // if-larger would make functions with different constants one).
+  function->print(
+      os, OpPrintingFlags()
+              .useLocalScope()
+              .elideLargeElementsAttrs(std::numeric_limits<int64_t>::max())
+              .enableDebugInfo(false)
+              .printGenericOpForm(false)
+              .printNameLocAsPrefix(false)
+              .printValueUsers(false)
+              .skipRegions(false));
   SymbolTable::setSymbolName(function, name);
   return key;
 }

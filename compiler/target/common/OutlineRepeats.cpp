@@ -11,6 +11,7 @@
 #include "compiler/target/common/FunctionKey.h"
 #include "compiler/target/common/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
@@ -33,6 +34,9 @@ namespace {
 /// How far back an operand's definition counts as near in an op's token:
 /// beyond, every definition looks alike (the checks of a place decide).
 constexpr int64_t kNearOps = 64;
+
+/// How many places per op of a block the search for runs looks at, at most.
+constexpr int64_t kPlacesPerOp = 64;
 
 /// Whether `op` may move into another function: no regions, no control
 /// flow, nothing that lives only as long as the frame of its function.
@@ -65,18 +69,19 @@ bool isView(Operation *op) {
 /// leaves no view for the ops after it to read.
 void sinkViews(Block *block) {
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*block))) {
-    if (!isView(&op))
+    if (!isView(&op) || llvm::any_of(op.getUsers(), [&](Operation *user) {
+          return !block->findAncestorOpInBlock(*user);
+        }))
       continue;
-    llvm::SetVector<Operation *> users;
-    for (Operation *user : op.getUsers())
-      users.insert(block->findAncestorOpInBlock(*user));
-    for (Operation *user : users) {
+    DenseMap<Operation *, Value> copies; // per user in the block
+    for (OpOperand &use : llvm::make_early_inc_range(op.getUses())) {
+      Operation *user = block->findAncestorOpInBlock(*use.getOwner());
       if (user == op.getNextNode())
         continue;
-      Value copy = OpBuilder(user).clone(op)->getResult(0);
-      op.getResult(0).replaceUsesWithIf(copy, [&](OpOperand &use) {
-        return user->isAncestor(use.getOwner());
-      });
+      Value &copy = copies[user];
+      if (!copy)
+        copy = OpBuilder(user).clone(op)->getResult(0);
+      use.set(copy);
     }
     if (op.use_empty())
       op.erase();
@@ -139,9 +144,21 @@ struct OutlineRepeats : gacc::impl::OutlineRepeatsBase<OutlineRepeats> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // The entry points' bodies and their loops' (accumulation's): not the
+    // outlined loop nests, nor the bodies of any other op.
     SmallVector<Block *> blocks;
-    for (auto function : module.getOps<func::FuncOp>())
-      function.walk([&](Block *block) { blocks.push_back(block); });
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (function.isPrivate())
+        continue;
+      function.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        if (op != function && !isa<scf::ForOp>(op))
+          return WalkResult::skip();
+        for (Region &region : op->getRegions())
+          for (Block &block : region)
+            blocks.push_back(&block);
+        return WalkResult::advance();
+      });
+    }
     SymbolTable symbols(module);
     llvm::StringMap<func::FuncOp> outlined;
     for (Block *block : blocks)
@@ -188,87 +205,100 @@ struct OutlineRepeats : gacc::impl::OutlineRepeatsBase<OutlineRepeats> {
 
     // Every group of suffixes with a common prefix of at least minOps
     // tokens (the intervals of the longest-common-prefix array) is a run
-    // that repeats at their starts.
+    // that repeats at their starts: order[lower] to order[upper - 1].
     std::vector<int64_t> order, common;
     buildSuffixArray(tokens, order, common);
-    std::vector<Repeat> repeats;
-    SmallVector<std::pair<int64_t, int64_t>> open = {{0, 0}}; // prefix, first
+    struct Group {
+      int64_t length, lower, upper;
+      SmallVector<int64_t> starts; // sorted, once the group is looked at
+    };
+    std::vector<Group> groups;
+    SmallVector<std::pair<int64_t, int64_t>> open = {{0, 0}}; // prefix, lower
     for (int64_t i = 1; i <= n; ++i) {
-      int64_t prefix = i < n ? common[i] : 0, first = i - 1;
+      int64_t prefix = i < n ? common[i] : 0, lower = i - 1;
       while (prefix < open.back().first) {
-        auto [length, lower] = open.pop_back_val();
-        first = lower;
-        if (length >= minOps) {
-          Repeat repeat{length, {}};
-          for (int64_t j = lower; j < i; ++j)
-            repeat.starts.push_back(order[j]);
-          llvm::sort(repeat.starts);
-          repeats.push_back(std::move(repeat));
-        }
+        auto [length, first] = open.pop_back_val();
+        lower = first;
+        if (length >= minOps)
+          groups.push_back({length, first, i, {}});
       }
       if (prefix > open.back().first)
-        open.push_back({prefix, first});
+        open.push_back({prefix, lower});
     }
 
-    // The most ops saved first: each repeat is priced again with the ops
-    // taken by those before it, and taken when it still saves the most.
-    // Views are free to make anywhere: they count for nothing, and a run
-    // does not end with views (they would be its results).
+    // The most ops saved first: each run is priced again with the ops taken
+    // by those before it, and taken when it still saves the most. Views are
+    // free to make anywhere: they count for nothing, and a run does not end
+    // with views (they would be its results).
     std::vector<char> taken(n, 0);
     std::vector<int64_t> takenBefore(n + 1, 0), workBefore(n + 1, 0);
     for (int64_t i = 0; i < n; ++i)
       workBefore[i + 1] = workBefore[i] + (isView(ops[i]) ? 0 : 1);
-    auto places = [&](const Repeat &repeat) {
+    auto saved = [&](int64_t start, int64_t length, size_t count) {
+      int64_t work = workBefore[start + length] - workBefore[start];
+      return count < 2 || work < minOps ? 0 : (int64_t(count) - 1) * work;
+    };
+    auto placesOf = [&](const Group &group) {
       SmallVector<int64_t> starts;
-      for (int64_t start : repeat.starts)
-        if ((starts.empty() || start >= starts.back() + repeat.length) &&
-            takenBefore[start + repeat.length] == takenBefore[start])
+      for (int64_t start : group.starts)
+        if ((starts.empty() || start >= starts.back() + group.length) &&
+            takenBefore[start + group.length] == takenBefore[start])
           starts.push_back(start);
       return starts;
     };
-    auto saved = [&](int64_t start, int64_t length, size_t places) {
-      int64_t work = workBefore[start + length] - workBefore[start];
-      return places < 2 || length < minOps ? 0 : (int64_t(places) - 1) * work;
-    };
-    // Of runs that save as much, the longest: it takes in the views its
-    // ops read.
+    // Ordered by ops saved, then length (of runs that save as much, the one
+    // that takes in the views its ops read); a group not looked at yet is
+    // priced as if none of its places overlapped.
     std::priority_queue<std::tuple<int64_t, int64_t, size_t>> queue;
-    for (size_t r = 0; r < repeats.size(); ++r)
-      queue.push({saved(repeats[r].starts[0], repeats[r].length,
-                        places(repeats[r]).size()),
-                  repeats[r].length, r});
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const Group &group = groups[g];
+      queue.push(
+          {saved(order[group.lower], group.length, group.upper - group.lower),
+           group.length, g});
+    }
+    // Highly repetitive blocks have groups of many places inside groups of
+    // many places: the search looks at no more places than this.
+    int64_t budget = kPlacesPerOp * n;
     while (!queue.empty()) {
-      auto [price, length, r] = queue.top();
+      auto [price, length, g] = queue.top();
       queue.pop();
+      Group &group = groups[g];
       if (price == 0)
         break;
-      SmallVector<int64_t> starts = places(repeats[r]);
-      int64_t now = starts.empty()
-                        ? 0
-                        : saved(starts[0], repeats[r].length, starts.size());
+      if (group.starts.empty()) {
+        budget -= group.upper - group.lower;
+        if (budget < 0)
+          break;
+        for (int64_t i = group.lower; i < group.upper; ++i)
+          group.starts.push_back(order[i]);
+        llvm::sort(group.starts);
+      }
+      SmallVector<int64_t> starts = placesOf(group);
+      int64_t now =
+          starts.empty() ? 0 : saved(starts[0], group.length, starts.size());
       if (now < price) {
-        queue.push({now, length, r});
+        queue.push({now, length, g});
         continue;
       }
       // The places whose ops match the first one's, operand for operand,
       // for as long as saves the most.
-      SmallVector<int64_t> matched = {repeats[r].length};
+      SmallVector<int64_t> matched = {group.length};
       for (int64_t start : llvm::drop_begin(starts))
         matched.push_back(
-            matchingLength(ops, index, starts[0], start, repeats[r].length));
+            matchingLength(ops, index, starts[0], start, group.length));
       Repeat repeat{0, {}};
       int64_t best = 0;
-      for (int64_t length : matched) {
-        while (length > 0 && isView(ops[starts[0] + length - 1]))
-          --length;
+      for (int64_t candidate : matched) {
+        while (candidate > 0 && isView(ops[starts[0] + candidate - 1]))
+          --candidate;
         size_t count =
-            llvm::count_if(matched, [&](int64_t m) { return m >= length; });
-        if (saved(starts[0], length, count) > best) {
-          best = saved(starts[0], length, count);
-          repeat.length = length;
+            llvm::count_if(matched, [&](int64_t m) { return m >= candidate; });
+        if (saved(starts[0], candidate, count) > best) {
+          best = saved(starts[0], candidate, count);
+          repeat.length = candidate;
           repeat.starts.clear();
           for (auto [start, m] : llvm::zip(starts, matched))
-            if (m >= length)
+            if (m >= candidate)
               repeat.starts.push_back(start);
         }
       }
@@ -279,16 +309,15 @@ struct OutlineRepeats : gacc::impl::OutlineRepeatsBase<OutlineRepeats> {
       for (int64_t i = 0; i < n; ++i)
         takenBefore[i + 1] = takenBefore[i] + taken[i];
       outline(ops, index, repeat, symbols, outlined);
-      ++numOutlined;
       numCalls += repeat.starts.size();
     }
   }
 
   /// Where `value`, an operand of the run at `start` of `length` ops, comes
   /// from.
-  static Source sourceOf(Value value, DenseMap<Operation *, int64_t> &index,
-                         ArrayRef<Operation *> ops, int64_t start,
-                         int64_t length) {
+  static Source sourceOf(Value value,
+                         const DenseMap<Operation *, int64_t> &index,
+                         int64_t start, int64_t length) {
     // Calls made for runs outlined before are not indexed: outside.
     auto it = index.find(value.getDefiningOp());
     if (it != index.end() && it->second >= start && it->second < start + length)
@@ -301,7 +330,7 @@ struct OutlineRepeats : gacc::impl::OutlineRepeatsBase<OutlineRepeats> {
   /// from outside both, one value outside the first run always standing for
   /// one value outside the other.
   static int64_t matchingLength(ArrayRef<Operation *> ops,
-                                DenseMap<Operation *, int64_t> &index,
+                                const DenseMap<Operation *, int64_t> &index,
                                 int64_t first, int64_t start, int64_t length) {
     DenseMap<Value, Value> outside;
     for (int64_t i = 0; i < length; ++i) {
@@ -313,9 +342,9 @@ struct OutlineRepeats : gacc::impl::OutlineRepeatsBase<OutlineRepeats> {
       for (auto [x, y] : llvm::zip(a->getOperands(), b->getOperands())) {
         // Definitions come before uses: where an operand comes from does
         // not depend on how far the run goes on.
-        Source sx = sourceOf(x, index, ops, first, length);
+        Source sx = sourceOf(x, index, first, length);
         if (x.getType() != y.getType() ||
-            !(sx == sourceOf(y, index, ops, start, length)) ||
+            !(sx == sourceOf(y, index, start, length)) ||
             (sx.op < 0 && outside.try_emplace(x, y).first->second != y))
           return i;
       }
@@ -339,7 +368,7 @@ struct OutlineRepeats : gacc::impl::OutlineRepeatsBase<OutlineRepeats> {
     for (int64_t i = 0; i < length; ++i)
       for (OpOperand &operand : ops[first + i]->getOpOperands()) {
         Value value = operand.get();
-        if (sourceOf(value, index, ops, first, length).op >= 0 ||
+        if (sourceOf(value, index, first, length).op >= 0 ||
             !seen.insert(value).second)
           continue;
         Operation *definition = value.getDefiningOp();
@@ -396,10 +425,12 @@ struct OutlineRepeats : gacc::impl::OutlineRepeatsBase<OutlineRepeats> {
 
     std::string key = getStructuralKey(function);
     auto [it, inserted] = outlined.try_emplace(key, function);
-    if (inserted)
+    if (inserted) {
       symbols.insert(function);
-    else
+      ++numOutlined;
+    } else {
       function.erase();
+    }
 
     for (int64_t start : repeat.starts) {
       SmallVector<Value> operands;

@@ -129,21 +129,28 @@ def OutlineRepeats : GaccPass<"gacc-outline-repeats", "ModuleOp"> {
     code generation compiles a layer once instead of once per layer
     (GPT-2-small's step has 12 layers forward, 12 backward).
 
-    Runs are found as LLVM's MachineOutliner finds repeated instruction
-    sequences. Each op of a block becomes a token, equal for ops alike up
-    to their operands (the same name, attributes, properties and types,
-    operands defined as many ops back when near); the suffix array of the
-    tokens and its longest common prefixes give every run of at least
-    `min-ops` tokens that repeats, with its places. Runs are taken greedily,
-    those saving the most ops first, each priced again once others have
-    taken some of its places. A place is then checked op by op against the
-    first: every operand from the same op of its run, or from outside both,
-    one outside value of the first always standing for one of the place;
-    places are cut short where they stop matching. The function's arguments
-    are what the run reads from outside (first use first), its results what
-    any place's later ops read of it. Identical functions of different
-    blocks or functions are one. Ops with regions, terminators and
-    allocations of the function's frame (`memref.alloca`) are never moved.
+    Only the entry points (public functions) and the bodies of their
+    `scf.for` loops (accumulation's) are searched. Views (pure ops making a
+    memref: `memref.view`, casts, reshapes) are first copied next to each
+    of their users, so that a run reads the arenas and its offsets in them
+    rather than buffers viewed elsewhere, and leaves none for later ops.
+    Runs are then found as LLVM's MachineOutliner finds repeated
+    instruction sequences. Each op becomes a token, equal for ops alike up
+    to their operands (the same name, attributes, properties and types;
+    operands defined as many ops back when near, constants all alike); the
+    suffix array of the tokens and its longest common prefixes give every
+    run that repeats, with its places. Runs are taken greedily, those
+    saving the most ops other than views first (at least `min-ops`), each
+    priced again once others have taken some of its places. A place is
+    checked op by op against the first: every operand from the same op of
+    its run, or from outside both, one outside value of the first always
+    standing for one of the place; places are cut short where they stop
+    matching, and runs do not end in views. The function's arguments are
+    what the run reads from outside (first use first; a constant every
+    place reads is copied in), its results what any place's later ops read
+    of it. Identical functions of different blocks or functions are one.
+    Ops with regions, terminators and allocations of the function's frame
+    (`memref.alloca`) are never moved.
 
     ```mlir
     %v1 = memref.view %arena[%c0][] : memref<?xi8> to memref<64xf32>
@@ -152,17 +159,27 @@ def OutlineRepeats : GaccPass<"gacc-outline-repeats", "ModuleOp"> {
     %v2 = memref.view %arena[%c256][] : memref<?xi8> to memref<64xf32>
     call @gacc_nest_3(%w2, %v2) : (memref<64xf32>, memref<64xf32>) -> ()
     call @gacc_nest_4(%v2, %x) : (memref<64xf32>, memref<64xf32>) -> ()
-    // becomes, with min-ops=3
-    %v1 = call @gacc_repeat(%arena, %c0, %w1, %x) : (...) -> memref<64xf32>
-    %v2 = call @gacc_repeat(%arena, %c256, %w2, %x) : (...) -> memref<64xf32>
+    // becomes, with min-ops=2
+    call @gacc_repeat(%arena, %c0, %w1, %x) : (...) -> ()
+    call @gacc_repeat(%arena, %c256, %w2, %x) : (...) -> ()
+    func.func private @gacc_repeat(%arena: memref<?xi8>, %offset: index,
+        %w: memref<64xf32>, %x: memref<64xf32>) {
+      %v = memref.view %arena[%offset][] : memref<?xi8> to memref<64xf32>
+      call @gacc_nest_3(%w, %v) : (memref<64xf32>, memref<64xf32>) -> ()
+      %v_0 = memref.view %arena[%offset][] : memref<?xi8> to memref<64xf32>
+      call @gacc_nest_4(%v_0, %x) : (memref<64xf32>, memref<64xf32>) -> ()
+      return
+    }
     ```
 
     The CPU pipeline runs it last before the conversion to LLVM, after
-    `gacc-cpu-outline-loop-nests`.
+    `gacc-cpu-outline-loop-nests`. The search looks at no more than 64
+    places per op of a block, so that highly repetitive blocks (thousands
+    of identical calls) cost linear time.
   }];
   let options = [
     Option<"minOps", "min-ops", "int64_t", "16",
-           "The fewest ops of a run that is outlined">,
+           "The fewest ops, views aside, of a run that is outlined">,
   ];
   let statistics = [
     Statistic<"numOutlined", "num-outlined", "Functions made of repeated runs">,
