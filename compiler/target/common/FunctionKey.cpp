@@ -1,4 +1,4 @@
-//===- FunctionKey.cpp - structurally identical functions -------------------===//
+//===- FunctionKey.cpp - structurally identical functions -----------------===//
 
 #include "compiler/target/common/FunctionKey.h"
 #include "mlir/IR/SymbolTable.h"
