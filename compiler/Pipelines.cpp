@@ -125,8 +125,7 @@ gacc::parseCodegenTarget(StringRef name, std::string &error) {
 LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
                                          const CodegenTarget &target) {
   buildBufferizePipeline(pm);
-  bufferization::BufferDeallocationPipelineOptions deallocation;
-  bufferization::buildBufferDeallocationPipeline(pm, deallocation);
+  pm.addPass(createDeallocateHeapBuffers());
   switch (target.kind) {
   case StepTarget::Cpu:
     pm.addPass(createMatmulToCall());

@@ -116,6 +116,23 @@ def SplitReductions : GaccPass<"gacc-split-reductions"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def DeallocateHeapBuffers : GaccPass<"gacc-deallocate-heap-buffers", "ModuleOp"> {
+  let consumes = "bufferized functions, planned (`gacc-plan-buffers`)";
+  let produces = "a dealloc for every heap buffer; the IR cleaned up by CSE and canonicalization";
+  let summary = "Free what the memory plan left to the heap, if anything";
+  let description = [{
+    MLIR's buffer deallocation pipeline (`buffer-deallocation-pipeline`:
+    ownership-based deallocation, its simplification and lowering, CSE and
+    canonicalization) where some function allocates on the heap: buffers
+    the memory plan could not place, such as those of dynamic shapes. A
+    step whose buffers are all in its arenas or its frame (the usual case)
+    gets only the pipeline's clean-up, CSE and canonicalization, which
+    leave the same IR for it at a fraction of the cost (the pipeline's two
+    canonicalizations and ownership analysis walk the whole step: GPT-2's
+    12 layers paid for them 12 times).
+  }];
+}
+
 def OutlineRepeats : GaccPass<"gacc-outline-repeats", "ModuleOp"> {
   let consumes = "functions of calls: the step once its kernels are outlined";
   let produces = "each run of ops that repeats as one function, called per run";
