@@ -187,11 +187,8 @@ rt::Status measure(ModuleOp module, StringRef stepName, StringRef baseOptions,
     if (rt::Status s = trainer.step(result); !s)
       return s;
     out.peakBytes = std::max(out.peakBytes, result.peakBytes);
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
     if (step > 0) // the first touches memory for the first time
-      rates.push_back(trainer.model().batchSize / seconds);
+      rates.push_back(trainer.model().batchSize / secondsSince(start));
   }
   std::nth_element(rates.begin(), rates.begin() + rates.size() / 2,
                    rates.end());
@@ -324,9 +321,7 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   for (size_t i : selected)
     if (measured[i]->samplesPerSecond > measured[best]->samplesPerSecond)
       best = i;
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds = secondsSince(start);
   if (chosen)
     *chosen = candidates[best].optionsText();
 

@@ -167,14 +167,12 @@ struct OutlineRepeats : gacc::impl::OutlineRepeatsBase<OutlineRepeats> {
 
   void outlineBlock(Block *block, SymbolTable &symbols,
                     llvm::StringMap<func::FuncOp> &outlined) {
+    if (static_cast<int64_t>(block->getOperations().size()) < 2 * minOps)
+      return;
+    sinkViews(block);
     SmallVector<Operation *> ops =
         llvm::map_to_vector(*block, [](Operation &op) { return &op; });
     int64_t n = ops.size();
-    if (n < 2 * minOps)
-      return;
-    sinkViews(block);
-    ops = llvm::map_to_vector(*block, [](Operation &op) { return &op; });
-    n = ops.size();
     DenseMap<Operation *, int64_t> index;
     for (int64_t i = 0; i < n; ++i)
       index[ops[i]] = i;
