@@ -57,7 +57,8 @@ LogicalResult applyZero(TrainStepOp step, const Options &options) {
 LogicalResult applyRemat(TrainStepOp step, const Options &options) {
   StringRef remat = options.remat.getValue(),
             rematBudget = options.rematBudget.getValue();
-  if (remat.empty() && rematBudget.empty())
+  if (remat.empty() && rematBudget.empty() &&
+      !options.rematActivationBudget.getValue())
     return success();
   RematAttr current = step.getEffectiveRemat();
   RematPolicy policy = current.getPolicy();
@@ -84,6 +85,16 @@ LogicalResult applyRemat(TrainStepOp step, const Options &options) {
     return failure();
   // A schedule the planner chose for another policy or budget.
   step->removeAttr(kRematActivationBudgetAttrName);
+  if (std::optional<int64_t> activations =
+          options.rematActivationBudget.getValue()) {
+    if (policy != RematPolicy::budget || *activations <= 0)
+      return step.emitError("remat-activation-budget is a positive number "
+                            "of bytes for the budget policy (remat=budget), "
+                            "got ")
+             << *activations << " with remat=" << stringifyRematPolicy(policy);
+    step->setAttr(kRematActivationBudgetAttrName,
+                  Builder(step.getContext()).getI64IntegerAttr(*activations));
+  }
   return verify(step);
 }
 

@@ -65,12 +65,14 @@ void gacc::buildGaccToLinalgPipeline(OpPassManager &pm) {
 void gacc::buildBufferizePipeline(OpPassManager &pm) {
   pm.addPass(createAccumulateInPlace());
   pm.addPass(createSplitFills());
+  // No tensor crosses a function boundary: the entry points, all that
+  // gacc-build-step leaves, take the arenas as memrefs. (Bufferizing the
+  // boundaries would also order the functions by address, as upstream's
+  // module bufferization lists them from a DenseMap: constants they share
+  // would become globals in an order, and with names, that vary per run.)
   bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
   // Accumulation loops carry fresh tensors (sums) in their iter_args.
   bufferize.allowReturnAllocsFromLoops = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // New parameters, optimizer state and gradients are computed in their
   // slots; the other temporaries go to the workspace arena, and the

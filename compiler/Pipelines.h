@@ -79,6 +79,11 @@ public:
   Option<std::string> rematBudget{
       owner, "remat-budget",
       llvm::cl::desc("With remat=budget: the peak to stay within (bytes)")};
+  Option<std::optional<int64_t>> rematActivationBudget{
+      owner, "remat-activation-budget",
+      llvm::cl::desc("With remat=budget: the activation budget of the exact "
+                     "schedule the planner chose for remat-budget (gacc "
+                     "tune writes it), instead of searching again")};
   Option<std::string> precision{
       owner, "precision",
       llvm::cl::desc("Compute precision: f32, f16 or bf16 (f32 master "
@@ -130,6 +135,7 @@ public:
     memoryBudget = other.memoryBudget.getValue();
     remat = other.remat.getValue();
     rematBudget = other.rematBudget.getValue();
+    rematActivationBudget = other.rematActivationBudget.getValue();
     precision = other.precision.getValue();
     ranks = other.ranks.getValue();
     zeroStage = other.zeroStage.getValue();

@@ -130,6 +130,121 @@ static Value sliceBatch(OpBuilder &b, Location loc, Value full, Value offset,
                                         offsets, sizes, strides);
 }
 
+/// `rows`, the output of one micro-batch, placed at row `offset` of `acc`,
+/// the whole batch's.
+static Value insertRows(OpBuilder &b, Location loc, Value rows, Value acc,
+                        Value offset) {
+  auto type = cast<RankedTensorType>(acc.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  offsets[0] = offset;
+  SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+      b.getContext(), cast<RankedTensorType>(rows.getType()).getShape());
+  return tensor::InsertSliceOp::create(b, loc, rows, acc, offsets, sizes,
+                                       strides);
+}
+
+/// Loads every gacc.input of `module` whole, mapping the model's loads of
+/// them to the loaded tensors in `fullInputs`.
+static SmallVector<Value> loadInputs(OpBuilder &b, Location loc,
+                                     ModuleOp module, func::FuncOp model,
+                                     IRMapping &fullInputs) {
+  SmallVector<Value> inputs;
+  for (InputOp input : module.getOps<InputOp>()) {
+    Value loaded = LoadOp::create(b, loc, input.getTensorType(),
+                                  input.getSymNameAttr().getValue());
+    inputs.push_back(loaded);
+    model.walk([&](LoadOp load) {
+      if (load.getName() == input.getSymName())
+        fullInputs.map(load.getResult(), loaded);
+    });
+  }
+  return inputs;
+}
+
+/// What one micro-batch adds to the accumulators: `fn` run on `size` rows
+/// from `offset`; the new accumulators.
+using MicroBatchBody = function_ref<SmallVector<Value>(
+    OpBuilder &b, func::FuncOp fn, Value k, Value offset, int64_t size,
+    ValueRange accumulators)>;
+
+/// Folds `body` over a rank's `batch` rows from `init`: an scf.for over the
+/// micro-batches of `micro` rows with `fn`, then `tailFn` on the last
+/// `batch % micro` rows. Returns the final accumulators.
+static SmallVector<Value> foldMicroBatches(OpBuilder &b, Location loc,
+                                           int64_t batch, int64_t micro,
+                                           func::FuncOp fn, func::FuncOp tailFn,
+                                           ValueRange init,
+                                           MicroBatchBody body) {
+  Value lower = arith::ConstantIndexOp::create(b, loc, 0);
+  Value upper = arith::ConstantIndexOp::create(b, loc, batch / micro);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value microSize = arith::ConstantIndexOp::create(b, loc, micro);
+  auto loop = scf::ForOp::create(
+      b, loc, lower, upper, one, init,
+      [&](OpBuilder &nb, Location nloc, Value k, ValueRange accumulators) {
+        Value offset = arith::MulIOp::create(nb, nloc, k, microSize);
+        scf::YieldOp::create(nb, nloc,
+                             body(nb, fn, k, offset, micro, accumulators));
+      });
+  SmallVector<Value> totals(loop.getResults());
+  if (int64_t tail = batch % micro) {
+    Value offset = arith::ConstantIndexOp::create(b, loc, batch - tail);
+    totals = body(b, tailFn, upper, offset, tail, totals);
+  }
+  return totals;
+}
+
+/// `<model>_eval`: the model's loss and outputs over the rank's batch,
+/// computed a micro-batch at a time as the gradient is (the loss summed and
+/// divided by this rank's count, each output placed in its rows), so that
+/// evaluation needs no more memory than a training micro-batch and runs
+/// the same loop nests. It assigns nothing: gacc_eval's batch norm reads
+/// the running statistics.
+static func::FuncOp buildEvalModel(TrainStepOp step, SymbolTable &symbols) {
+  ModuleOp module = step->getParentOfType<ModuleOp>();
+  func::FuncOp model = step.getModelFunc();
+  Location loc = step.getLoc();
+  OpBuilder b(model);
+  b.setInsertionPointAfter(step.getGradientFunc());
+  auto eval = func::FuncOp::create(b, loc, derivedName(model, "eval"),
+                                   model.getFunctionType());
+  symbols.insert(eval);
+  b.setInsertionPointToStart(eval.addEntryBlock());
+  IRMapping fullInputs;
+  SmallVector<Value> inputs = loadInputs(b, loc, module, model, fullInputs);
+  Operation *lossOp =
+      model.getBody().front().getTerminator()->getOperand(0).getDefiningOp();
+  // This rank's count: gacc_eval reduces the ranks' losses itself.
+  Value count = globalCount(b, lossOp, fullInputs, /*ranks=*/1);
+  if (!count)
+    return nullptr;
+  SmallVector<Value> zeros;
+  for (Type type : model.getResultTypes())
+    zeros.push_back(buildSplat(b, loc, cast<RankedTensorType>(type), 0.0));
+  auto addMicroBatch = [&](OpBuilder &nb, func::FuncOp fn, Value k,
+                           Value offset, int64_t size,
+                           ValueRange accumulators) {
+    SmallVector<Value> args;
+    for (Value input : inputs)
+      args.push_back(sliceBatch(nb, loc, input, offset, size));
+    llvm::StringMap<Value> assigned; // left out: evaluation assigns nothing
+    SmallVector<Value> results = inlineCall(nb, fn, args, k, assigned);
+    SmallVector<Value> next = {
+        AddOp::create(nb, loc, accumulators[0], results[0])};
+    for (size_t i = 1; i < results.size(); ++i)
+      next.push_back(insertRows(nb, loc, results[i], accumulators[i], offset));
+    return next;
+  };
+  SmallVector<Value> results = foldMicroBatches(
+      b, loc, step.getRankBatchSize(), step.getEffectiveMicroBatchSize(),
+      step.getMicroModelFunc(), step.getLastMicroModelFunc(), zeros,
+      addMicroBatch);
+  results[0] = DivOp::create(b, loc, results[0], count);
+  func::ReturnOp::create(b, loc, results);
+  return eval;
+}
+
 LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   ModuleOp module = getOperation();
   func::FuncOp model = step.getModelFunc();
@@ -144,6 +259,12 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
     return step.emitOpError("runs micro-batches, but has no ")
            << (microGrad ? "last_micro_gradient" : "micro_gradient")
            << ": run gacc-split-batch and gacc-autodiff first";
+  bool severalMicroBatches = full > 1 || tail;
+  if (severalMicroBatches &&
+      (!step.getMicroModelFunc() || (tail && !step.getLastMicroModelFunc())))
+    return step.emitOpError("runs micro-batches, but has no ")
+           << (step.getMicroModelFunc() ? "last_micro_model" : "micro_model")
+           << ": run gacc-split-batch first";
 
   // Loss and outputs over the rank's batch, then the gradients. ZeRO-2 and
   // -3 keep only this rank's shard of each gradient during the step too:
@@ -171,17 +292,8 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   gradients.setAttr(grad, gradients.getAttr(microGrad));
   b.setInsertionPointToStart(grad.addEntryBlock());
 
-  SmallVector<Value> inputs;
   IRMapping fullInputs; // model values -> full-batch tensors
-  for (InputOp input : module.getOps<InputOp>()) {
-    Value loaded = LoadOp::create(b, loc, input.getTensorType(),
-                                  input.getSymNameAttr().getValue());
-    inputs.push_back(loaded);
-    model.walk([&](LoadOp load) {
-      if (load.getName() == input.getSymName())
-        fullInputs.map(load.getResult(), loaded);
-    });
-  }
+  SmallVector<Value> inputs = loadInputs(b, loc, module, model, fullInputs);
   Operation *lossOp =
       model.getBody().front().getTerminator()->getOperand(0).getDefiningOp();
   Value count = globalCount(b, lossOp, fullInputs, ranks);
@@ -229,7 +341,6 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
       values.push_back(state.lookup(name));
   };
 
-  // One micro-batch at `offset`: the new accumulators.
   auto addMicroBatch = [&](OpBuilder &nb, func::FuncOp fn, Value k,
                            Value offset, int64_t size,
                            ValueRange accumulators) {
@@ -248,23 +359,14 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
         next.push_back(AddOp::create(nb, loc, acc, value));
         continue;
       }
-      // An output of this micro-batch goes to its rows.
-      auto type = cast<RankedTensorType>(acc.getType());
-      SmallVector<OpFoldResult> offsets(type.getRank(), nb.getIndexAttr(0));
-      SmallVector<OpFoldResult> strides(type.getRank(), nb.getIndexAttr(1));
-      offsets[0] = offset;
-      SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
-          nb.getContext(),
-          cast<RankedTensorType>(results[i].getType()).getShape());
-      next.push_back(tensor::InsertSliceOp::create(nb, loc, results[i], acc,
-                                                   offsets, sizes, strides));
+      next.push_back(insertRows(nb, loc, results[i], acc, offset));
     }
     appendState(next, state);
     return next;
   };
 
   SmallVector<Value> totals;
-  if (full == 1 && !tail) {
+  if (!severalMicroBatches) {
     // One micro-batch (a rank's whole share): no loop, nothing to add to.
     SmallVector<Value> args(inputs);
     args.push_back(seed);
@@ -273,23 +375,8 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
                         arith::ConstantIndexOp::create(b, loc, 0), state);
     appendState(totals, state);
   } else {
-    Value lower = arith::ConstantIndexOp::create(b, loc, 0);
-    Value upper = arith::ConstantIndexOp::create(b, loc, full);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    Value microSize = arith::ConstantIndexOp::create(b, loc, micro);
-    auto loop = scf::ForOp::create(
-        b, loc, lower, upper, one, zeros,
-        [&](OpBuilder &nb, Location nloc, Value k, ValueRange accumulators) {
-          Value offset = arith::MulIOp::create(nb, nloc, k, microSize);
-          scf::YieldOp::create(
-              nb, nloc,
-              addMicroBatch(nb, microGrad, k, offset, micro, accumulators));
-        });
-    totals.assign(loop.getResults().begin(), loop.getResults().end());
-    if (tail) {
-      Value offset = arith::ConstantIndexOp::create(b, loc, full * micro);
-      totals = addMicroBatch(b, tailGrad, upper, offset, tail, totals);
-    }
+    totals = foldMicroBatches(b, loc, batch, micro, microGrad, tailGrad, zeros,
+                              addMicroBatch);
   }
 
   // The frozen parameters' last values. On several ranks, each rank's
@@ -310,6 +397,15 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   results[0] = DivOp::create(b, loc, totals[0], count);
   func::ReturnOp::create(b, loc, results);
   step.setGradientAttr(FlatSymbolRefAttr::get(grad.getSymNameAttr()));
+
+  // Evaluation runs the same micro-batches (with one, the model is the
+  // same).
+  if (severalMicroBatches) {
+    func::FuncOp eval = buildEvalModel(step, symbols);
+    if (!eval)
+      return failure();
+    step.setEvalModelAttr(FlatSymbolRefAttr::get(eval.getSymNameAttr()));
+  }
 
   // The micro-batch functions are inlined: gone, unless another step
   // refers to them too.

@@ -347,9 +347,10 @@ void TrainingEntry::updateLossScale() {
   entry.writeIo(kFoundInfSlot, m.select(finite, m.c(0.0), m.c(1.0)));
 }
 
-/// gacc_eval: the forward pass, dropout skipped, batch norm with its
-/// running statistics and no assign (evaluation updates nothing); the loss
-/// of the whole batch over the ranks.
+/// gacc_eval: the forward pass (a micro-batch at a time when the step
+/// accumulates: `eval_model`), dropout skipped, batch norm with its running
+/// statistics and no assign (evaluation updates nothing); the loss of the
+/// whole batch over the ranks.
 static func::FuncOp buildEvalEntry(OpBuilder &b, TrainStepOp step,
                                    const StepLayout &layout,
                                    const ZeroCollectives &collectives) {
@@ -357,8 +358,9 @@ static func::FuncOp buildEvalEntry(OpBuilder &b, TrainStepOp step,
       createStepEntry(b, step->getParentOfType<ModuleOp>(), "gacc_eval");
   EntryBuilder entry(b, step.getLoc(), layout, collectives, func);
   func::FuncOp model = step.getModelFunc();
-  SmallVector<Value> results =
-      entry.inlineModel(model, /*training=*/false, /*microBatches=*/1);
+  func::FuncOp forward = step.getEvalModelFunc();
+  SmallVector<Value> results = entry.inlineModel(
+      forward ? forward : model, /*training=*/false, /*microBatches=*/1);
   results[0] = collectives.reduceEvalLoss(b, step.getLoc(), results[0], model);
   entry.writeOutputs(results);
   func::ReturnOp::create(b, step.getLoc());

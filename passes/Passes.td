@@ -412,7 +412,13 @@ def Accumulate : GaccPass<"gacc-accumulate", "ModuleOp"> {
     stages 2 and 3 each micro-batch's gradients are reduce-scattered into
     sharded accumulators, so the gradient function returns this rank's
     shards (their type says so). Dropout draws an independent mask per
-    micro-batch. The micro-batch functions are then erased.
+    micro-batch. With several micro-batches it also builds the step's
+    `eval_model`, the same loop over the micro-batch models, forward only
+    (no assigns): the loss summed and divided by the rank's count, the
+    outputs placed in their rows. `gacc_eval` runs it, so that evaluation
+    needs no more memory than a training micro-batch (at the full batch its
+    activations could exceed the budget the micro-batch was chosen for) and
+    reuses the step's loop nests. The micro-batch functions are then erased.
 
     ```mlir
     %loss, %gw = scf.for %k = %c0 to %c4 step %c1

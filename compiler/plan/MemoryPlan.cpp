@@ -215,7 +215,8 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step,
 
 FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
                                                 int64_t budgetBytes,
-                                                StringRef target) {
+                                                StringRef target,
+                                                const MemoryPlan *wholeBatch) {
   Builder b(step.getContext());
   auto planFor = [&](int64_t micro) {
     step.setMicroBatchSizeAttr(b.getI64IntegerAttr(micro));
@@ -223,7 +224,9 @@ FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
   };
   // The seeds' advice: the largest micro-batch that fits, then accumulate.
   int64_t batch = step.getRankBatchSize();
-  FailureOr<MemoryPlan> whole = planFor(batch);
+  FailureOr<MemoryPlan> whole =
+      wholeBatch ? FailureOr<MemoryPlan>(*wholeBatch) : planFor(batch);
+  step.setMicroBatchSizeAttr(b.getI64IntegerAttr(batch));
   if (failed(whole) || whole->peakBytes() <= budgetBytes)
     return whole;
   FailureOr<MemoryPlan> smallest = batch == 1 ? whole : planFor(1);
@@ -277,7 +280,8 @@ FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
 
 FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
                                                  int64_t budgetBytes,
-                                                 StringRef target) {
+                                                 StringRef target,
+                                                 bool anyFit) {
   MLIRContext *context = step.getContext();
   /// A schedule to try: a policy, and for `budget` the DP's activation
   /// budget.
@@ -312,6 +316,8 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
   FailureOr<MemoryPlan> keepAll = planWith({RematPolicy::none});
   if (failed(keepAll))
     return failure();
+  if (keepAll->peakBytes() <= budgetBytes && anyFit)
+    return keepAll;
   if (keepAll->peakBytes() <= budgetBytes) // Nothing to recompute.
     return planWith(
         {RematPolicy::budget, std::numeric_limits<int64_t>::max() / 2});
@@ -329,6 +335,10 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
            << formatBytes(budgetBytes) << ": the least memory any needs is "
            << formatBytes(best->peakBytes()) << " (" << best->peakBytes()
            << " bytes)";
+  if (anyFit) {
+    configure(bestCandidate);
+    return best;
+  }
   // The cost model counts activations (kept, and recomputed ones at once),
   // the planner the whole peak, and the two do not move in lockstep: try
   // activation budgets from the least to a little more than what no remat

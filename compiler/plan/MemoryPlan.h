@@ -70,19 +70,24 @@ FailureOr<MemoryPlan> planMemory(TrainStepOp step, StringRef target);
 
 /// Sets on `step` the micro-batch size with the fewest accumulation steps
 /// whose plan fits in `budgetBytes` (the largest that fits, evened out
-/// over those steps) and returns its plan. Fails with an error on `step` that names the
-/// memory the smallest micro-batch needs when none fits.
+/// over those steps) and returns its plan. Fails with an error on `step` that
+/// names the memory the smallest micro-batch needs when none fits. `wholeBatch`
+/// is the plan at the rank's whole batch when the caller has it already.
 FailureOr<MemoryPlan> fitMicroBatch(TrainStepOp step, int64_t budgetBytes,
-                                    StringRef target);
+                                    StringRef target,
+                                    const MemoryPlan *wholeBatch = nullptr);
 
 /// For the `budget` rematerialization policy: plans the schedules of the
 /// exact DP over a range of activation budgets, and the fixed segmentations
 /// (sqrt, matmuls, blocks), and sets on `step` the cheapest whose planned
 /// peak fits in `budgetBytes` (the activation budget,
-/// kRematActivationBudgetAttrName, or the fixed policy); returns its plan. Fails with an error on `step` that
-/// names the least peak any schedule reaches when the budget is below it.
+/// kRematActivationBudgetAttrName, or the fixed policy); returns its plan.
+/// Fails with an error on `step` that names the least peak any schedule reaches
+/// when the budget is below it. With `anyFit`, only whether one fits: the first
+/// schedule that does (keeping every activation, else the least-memory one) is
+/// set and its plan returned, without looking for a cheaper one.
 FailureOr<MemoryPlan> fitRematBudget(TrainStepOp step, int64_t budgetBytes,
-                                     StringRef target);
+                                     StringRef target, bool anyFit = false);
 
 /// "8GiB", "512 MiB", "1.5GB", "1e9", "4096": bytes; nullopt if malformed.
 std::optional<int64_t> parseByteSize(llvm::StringRef text);

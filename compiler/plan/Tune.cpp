@@ -4,6 +4,7 @@
 #include "compiler/ConfigureStep.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Threading.h"
+#include "passes/Passes.h"
 
 #include <algorithm>
 
@@ -11,10 +12,20 @@ using namespace mlir;
 using namespace mlir::gacc;
 
 std::string TuneCandidate::optionsText() const {
-  std::string text = "precision=" + precision + " remat=" + remat;
-  if (remat == "budget") // the budget its schedule was chosen for
-    text += " remat-budget=" + std::to_string(rematBudget);
-  text += " micro-batch=" + std::to_string(plan.microBatchSize);
+  std::string text = "precision=" + precision;
+  if (remat == "budget" && !rematSchedule.empty() &&
+      rematSchedule != "budget") {
+    text += " remat=" + rematSchedule;
+  } else {
+    text += " remat=" + remat;
+    if (remat == "budget") // the budget its schedule was chosen for
+      text += " remat-budget=" + std::to_string(rematBudget);
+    if (rematActivationBudget)
+      text +=
+          " remat-activation-budget=" + std::to_string(rematActivationBudget);
+  }
+  if (plan.microBatchSize) // else pruned: never planned
+    text += " micro-batch=" + std::to_string(plan.microBatchSize);
   if (!optimizer.empty())
     text += " optimizer=" + optimizer;
   if (zeroStage)
@@ -37,28 +48,49 @@ configuredCopy(ModuleOp module, StringRef stepName,
   return {std::move(copy), step};
 }
 
+/// The target `options` compile for: candidates are planned as it compiles
+/// them (`gacc run --auto --target cuda`), which decides the fused
+/// attention.
+std::string targetOf(const std::string &options) {
+  TrainingPipelineOptions parsed;
+  if (failed(parsed.parseFromString(options)))
+    return "";
+  return parsed.target;
+}
+
+/// The plan of `candidate` (`options` and its fixed remat policy) at the
+/// rank's whole batch; fails if the planner refuses the configuration.
+FailureOr<MemoryPlan> planWholeBatch(ModuleOp module, StringRef stepName,
+                                     const std::string &options,
+                                     const TuneCandidate &candidate) {
+  auto [copy, step] =
+      configuredCopy(module, stepName, options + " remat=" + candidate.remat);
+  if (!step)
+    return failure();
+  step.setMicroBatchSizeAttr(
+      Builder(step.getContext()).getI64IntegerAttr(step.getRankBatchSize()));
+  return planMemory(step, targetOf(options));
+}
+
 /// Plans `candidate` (`options` and its remat policy) at the largest
 /// micro-batch that fits in `budget` (the fewest accumulation steps: never
 /// slower for the same work); else at the smallest, what it would need. Fails
 /// if the planner refuses the configuration. Calls the planner's fitting
 /// functions, which return the plan they fit, rather than configuring
-/// with the budgets and planning again.
+/// with the budgets and planning again. `wholeBatch`: the plan at the whole
+/// batch, when planned already.
 LogicalResult planCandidate(ModuleOp module, StringRef stepName,
                             const std::string &options, int64_t budget,
-                            TuneCandidate &candidate) {
-  // Planned as the target the candidates run on compiles them (`gacc run
-  // --auto --target cuda`), which decides the fused attention.
-  TrainingPipelineOptions parsed;
-  if (failed(parsed.parseFromString(options)))
-    return failure();
-  std::string target = parsed.target;
+                            TuneCandidate &candidate,
+                            const MemoryPlan *wholeBatch) {
+  std::string target = targetOf(options);
   FailureOr<MemoryPlan> plan = failure();
   if (candidate.remat != "budget") {
     auto [copy, step] =
         configuredCopy(module, stepName, options + " remat=" + candidate.remat);
     if (!step)
       return failure();
-    plan = fitMicroBatch(step, budget, target);
+    plan = fitMicroBatch(step, budget, target, wholeBatch);
     candidate.fits = succeeded(plan);
     if (!candidate.fits) {
       step.setMicroBatchSizeAttr(
@@ -69,15 +101,25 @@ LogicalResult planCandidate(ModuleOp module, StringRef stepName,
     // The budget policy fits its schedule to the budget at a given
     // micro-batch (fitRematBudget sets the policy), and its least peak
     // grows with the micro-batch: bisect over the distinct micro-batches
-    // ceil(rows / steps), listed largest first.
-    // (remat=none: a policy the model declares is not planned first.)
-    auto planAt = [&](int64_t micro) -> FailureOr<MemoryPlan> {
+    // ceil(rows / steps), listed largest first, asking only whether some
+    // schedule fits; then fit the cheapest schedule at the largest that
+    // does. (remat=none: a policy the model declares is not planned
+    // first.)
+    auto fitAt = [&](int64_t micro, bool anyFit) -> FailureOr<MemoryPlan> {
       auto [copy, step] = configuredCopy(
           module, stepName,
           options + " remat=none micro-batch=" + std::to_string(micro));
       if (!step)
         return failure();
-      return fitRematBudget(step, budget, target);
+      FailureOr<MemoryPlan> fit = fitRematBudget(step, budget, target, anyFit);
+      if (succeeded(fit) && !anyFit) {
+        candidate.rematSchedule =
+            stringifyRematPolicy(step.getEffectiveRemat().getPolicy()).str();
+        if (auto activations = step->getAttrOfType<IntegerAttr>(
+                kRematActivationBudgetAttrName))
+          candidate.rematActivationBudget = activations.getInt();
+      }
+      return fit;
     };
     auto [copy, step] =
         configuredCopy(module, stepName, options + " remat=none");
@@ -90,20 +132,19 @@ LogicalResult planCandidate(ModuleOp module, StringRef stepName,
           micros.empty() || micros.back() != micro)
         micros.push_back(micro);
     // The largest that fits is micros[i] for some i in (low, high]; the
-    // smallest, micros[high], is planned first.
+    // smallest, micros[high], is tried first.
     int64_t low = -1, high = micros.size() - 1;
-    plan = planAt(micros[high]);
-    while (succeeded(plan) && high - low > 1) {
+    bool fits = succeeded(fitAt(micros[high], /*anyFit=*/true));
+    while (fits && high - low > 1) {
       int64_t mid = (low + high) / 2;
-      if (FailureOr<MemoryPlan> midPlan = planAt(micros[mid]);
-          succeeded(midPlan)) {
+      if (succeeded(fitAt(micros[mid], /*anyFit=*/true)))
         high = mid;
-        plan = midPlan;
-      } else {
+      else
         low = mid;
-      }
     }
     // Else the budget policy's least peak has no fixed schedule to show.
+    if (fits)
+      plan = fitAt(micros[high], /*anyFit=*/false);
     candidate.fits = succeeded(plan);
   }
   if (failed(plan))
@@ -151,25 +192,101 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
   // Pass managers load the dialects they need, which a context running
   // threads refuses: load them all first.
   context->loadAllAvailableDialects();
-  // The budget policy's configurations take the longest: start them first.
-  SmallVector<size_t> order = llvm::to_vector(llvm::seq<size_t>(0, all.size()));
-  std::stable_partition(order.begin(), order.end(),
-                        [&](size_t i) { return all[i].remat == "budget"; });
-  std::vector<char> planned(all.size());
-  parallelForEach(context, order, [&](size_t i) {
-    planned[i] = succeeded(
-        planCandidate(module, stepName, options[i], budgetBytes, all[i]));
-  });
-  std::vector<TuneCandidate> candidates;
+
+  // Branch and bound. The whole batch is every configuration's fastest
+  // micro-batch (the same work in the fewest, largest calls), so its
+  // predicted time bounds the configuration's from below; the budget
+  // policy's, recomputing nothing at best, is bounded by remat=none's of
+  // the same precision, optimizer and stage. Plan every fixed policy at the
+  // whole batch (often the fit itself), then fit the configurations in
+  // order of their bounds, a wave of one per thread at a time, leaving out
+  // those whose bound is more than kTunePruneMargin slower than the best fit
+  // so far.
+  std::vector<std::optional<MemoryPlan>> whole(all.size());
+  std::vector<char> refused(all.size());
+  SmallVector<size_t> fixed;
   for (size_t i = 0; i < all.size(); ++i)
-    if (planned[i]) {
+    if (all[i].remat != "budget")
+      fixed.push_back(i);
+  parallelForEach(context, fixed, [&](size_t i) {
+    FailureOr<MemoryPlan> plan =
+        planWholeBatch(module, stepName, options[i], all[i]);
+    if (succeeded(plan))
+      whole[i] = std::move(*plan);
+    else
+      refused[i] = true;
+  });
+  std::vector<double> bound(all.size(), 0);
+  int64_t batchSize = 0;
+  for (size_t i : fixed)
+    if (whole[i]) {
+      bound[i] = predictStepSeconds(whole[i]->work, costs);
+      batchSize = whole[i]->batchSize;
+    }
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].remat != "budget")
+      continue;
+    for (size_t j : fixed)
+      if (whole[j] && all[j].remat == "none" && options[j] == options[i])
+        bound[i] = bound[j];
+  }
+  SmallVector<size_t> order;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (!refused[i])
+      order.push_back(i);
+  llvm::stable_sort(order,
+                    [&](size_t a, size_t b) { return bound[a] < bound[b]; });
+
+  std::vector<char> planned(all.size());
+  double best = std::numeric_limits<double>::infinity();
+  auto prunable = [&](size_t i) {
+    return bound[i] > best * (1 + kTunePruneMargin);
+  };
+  size_t wave = std::max<size_t>(1, context->getNumThreads());
+  for (size_t next = 0; next < order.size();) {
+    SmallVector<size_t> batch;
+    for (; next < order.size() && batch.size() < wave; ++next)
+      if (!prunable(order[next]))
+        batch.push_back(order[next]);
+    parallelForEach(context, batch, [&](size_t i) {
+      planned[i] =
+          succeeded(planCandidate(module, stepName, options[i], budgetBytes,
+                                  all[i], whole[i] ? &*whole[i] : nullptr));
+    });
+    // Priced between waves: measuring a kernel's cost while another
+    // thread plans would time it on a busy machine.
+    for (size_t i : batch) {
+      if (!planned[i])
+        continue;
       all[i].predictedSeconds = predictStepSeconds(all[i].plan.work, costs);
+      if (all[i].fits)
+        best = std::min(best, all[i].predictedSeconds);
+    }
+  }
+
+  std::vector<TuneCandidate> candidates;
+  for (size_t i : order) {
+    if (prunable(i) && !planned[i]) {
+      TuneCandidate candidate = std::move(all[i]);
+      candidate.pruned = true;
+      candidate.fits = false;
+      candidate.plan = {};
+      candidate.plan.batchSize = batchSize;
+      candidate.predictedSeconds = bound[i];
+      candidates.push_back(std::move(candidate));
+    } else if (planned[i]) {
       candidates.push_back(std::move(all[i]));
     }
+  }
+  // Those that fit, fastest first; then the pruned, then those that do not
+  // fit.
+  auto rank = [](const TuneCandidate &c) {
+    return c.fits ? 0 : c.pruned ? 1 : 2;
+  };
   std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const TuneCandidate &a, const TuneCandidate &b) {
-                     if (a.fits != b.fits)
-                       return a.fits;
+                   [&](const TuneCandidate &a, const TuneCandidate &b) {
+                     if (rank(a) != rank(b))
+                       return rank(a) < rank(b);
                      return a.predictedSeconds < b.predictedSeconds;
                    });
   return candidates;

@@ -605,6 +605,17 @@ TrainStepOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                << param.getValue() << "', a frozen gacc.param";
     }
   }
+  if (FlatSymbolRefAttr ref = getEvalModelAttr()) {
+    auto eval = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, ref);
+    if (!eval)
+      return emitOpError("eval_model '")
+             << ref.getValue() << "' is not a func.func";
+    if (eval.getFunctionType() != model.getFunctionType())
+      return emitOpError("eval_model '")
+             << ref.getValue() << "' must have the type of model '"
+             << getModel() << "', " << model.getFunctionType() << ", got "
+             << eval.getFunctionType();
+  }
   if (model.getNumArguments() != 0)
     return emitOpError("model '")
            << getModel()

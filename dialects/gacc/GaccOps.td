@@ -1223,7 +1223,10 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
       gradient functions, seeded by a trailing scalar argument;
     * `gradient` (`gacc-autodiff` without micro-batches, else
       `gacc-accumulate`): loss, outputs and gradients over the rank's whole
-      batch, what `gacc-build-step` compiles.
+      batch, what `gacc-build-step` compiles;
+    * `eval_model` (`gacc-accumulate`, with several micro-batches): the
+      model's loss and outputs over the rank's batch, computed a
+      micro-batch at a time, which `gacc_eval` runs instead of `model`.
 
     ```mlir
     gacc.train_step @train model @mlp batch_size 64 micro_batch_size 16
@@ -1249,7 +1252,8 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     OptionalAttr<FlatSymbolRefAttr>:$last_micro_model,
     OptionalAttr<FlatSymbolRefAttr>:$micro_gradient,
     OptionalAttr<FlatSymbolRefAttr>:$last_micro_gradient,
-    OptionalAttr<FlatSymbolRefAttr>:$gradient
+    OptionalAttr<FlatSymbolRefAttr>:$gradient,
+    OptionalAttr<FlatSymbolRefAttr>:$eval_model
   );
   let assemblyFormat = [{
     $sym_name `model` $model `batch_size` $batch_size
@@ -1261,7 +1265,7 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     (`micro_model` $micro_model^)? (`last_micro_model` $last_micro_model^)?
     (`micro_gradient` $micro_gradient^)?
     (`last_micro_gradient` $last_micro_gradient^)?
-    (`gradient` $gradient^)? attr-dict
+    (`gradient` $gradient^)? (`eval_model` $eval_model^)? attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -1287,6 +1291,9 @@ def Gacc_TrainStepOp : Gacc_Op<"train_step", [Symbol, HasParent<"ModuleOp">,
     }
     ::mlir::func::FuncOp getGradientFunc() {
       return lookupFunc(getGradientAttr());
+    }
+    ::mlir::func::FuncOp getEvalModelFunc() {
+      return lookupFunc(getEvalModelAttr());
     }
     /// Whether each rank runs its examples as a loop of micro-batches whose
     /// losses and gradients are summed and normalized by the global batch's

@@ -252,6 +252,33 @@ func.func @m() -> tensor<f32> {
   %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
   return %l : tensor<f32>
 }
+// expected-error @+1 {{'gacc.train_step' op eval_model 'nowhere' is not a func.func}}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> eval_model @nowhere
+
+// -----
+
+// The evaluation computes what the model does: its type is the model's.
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func @e() -> tensor<3xf32> {
+  %w = gacc.load @w : tensor<3xf32>
+  return %w : tensor<3xf32>
+}
+// expected-error @+1 {{'gacc.train_step' op eval_model 'e' must have the type of model 'm', '() -> tensor<f32>', got '() -> tensor<3xf32>'}}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1> eval_model @e
+
+// -----
+
+gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<3xf32>
+  %l = gacc.reduce_sum %w axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
 func.func @g() -> (tensor<f32>, tensor<3xf32>) {
   %c = gacc.constant dense<0.0> : tensor<f32>
   %z = gacc.constant dense<0.0> : tensor<3xf32>

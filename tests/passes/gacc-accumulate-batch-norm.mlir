@@ -46,6 +46,13 @@ gacc.train_step @t model @m batch_size 8 micro_batch_size 4 optimizer #gacc.sgd<
 // CHECK-NEXT: gacc.assign @bn.running_var, %[[R]]#6 : tensor<6xf32>
 // CHECK-NEXT: gacc.div %[[R]]#0
 // CHECK: return
+// Evaluation assigns nothing and carries no statistics (gacc_eval
+// normalizes with the running ones).
+// CHECK-LABEL: func.func @m_eval() -> tensor<f32>
+// CHECK: scf.for {{.*}} -> (tensor<f32>)
+// CHECK-NOT: gacc.assign
+// CHECK: return
+// CHECK: gacc.train_step @t {{.*}} gradient @m_grad eval_model @m_eval
 
 // On several ranks, every rank keeps rank 0's statistics (as
 // DistributedDataParallel broadcasts its buffers from rank 0).
@@ -55,3 +62,6 @@ gacc.train_step @t model @m batch_size 8 micro_batch_size 4 optimizer #gacc.sgd<
 // RANKS-NEXT: gacc.assign @bn.running_mean, %[[BM]] : tensor<6xf32>
 // RANKS-NEXT: %[[BV:.*]] = gacc.collective_broadcast %[[NV]] root = 0 ranks = 2 : tensor<6xf32>
 // RANKS-NEXT: gacc.assign @bn.running_var, %[[BV]] : tensor<6xf32>
+// One micro-batch a rank: evaluation runs the model itself.
+// RANKS-NOT: func.func @m_eval
+// RANKS: gacc.train_step @t {{.*}} gradient @m_grad{{$}}

@@ -42,10 +42,25 @@ gacc.train_step @t model @m batch_size 10 micro_batch_size 4 optimizer #gacc.sgd
 // CHECK: %[[L:.*]] = gacc.div %{{.*}}, %[[COUNT]] : tensor<f32>, tensor<f32>
 // CHECK-NOT: gacc.div
 // CHECK: return %[[L]], %{{.*}}, %{{.*}}
+// Evaluation runs the same micro-batches, forward only: the loss summed and
+// divided by the count, the outputs placed in their rows.
+// CHECK-LABEL: func.func @m_eval() -> (tensor<f32>, tensor<10x3xf32>)
+// CHECK: %[[ECOUNT:.*]] = gacc.reduce_sum
+// CHECK: %[[E:.*]]:2 = scf.for %[[EK:.*]] = %c0 to %c2 step %c1 iter_args(%[[ELOSS:.*]] = %{{.*}}, %[[EOUT:.*]] = %{{.*}}) -> (tensor<f32>, tensor<10x3xf32>)
+// CHECK:   %[[EOFF:.*]] = arith.muli %[[EK]], %c4
+// CHECK:   %[[EL:.*]] = gacc.matmul {{.*}} : tensor<4x4xf32>, tensor<3x4xf32> -> tensor<4x3xf32>
+// CHECK:   %[[ES:.*]] = gacc.cross_entropy sum %[[EL]]
+// CHECK:   %[[ENEXT:.*]] = gacc.add %[[ELOSS]], %[[ES]]
+// CHECK:   %[[EROWS:.*]] = tensor.insert_slice %[[EL]] into %[[EOUT]][%[[EOFF]], 0] [4, 3] [1, 1]
+// CHECK:   scf.yield %[[ENEXT]], %[[EROWS]]
+// CHECK: gacc.cross_entropy sum {{.*}} : tensor<2x3xf32>, tensor<2xi32>
+// CHECK: %[[ELAST:.*]] = tensor.insert_slice {{.*}} into %[[E]]#1[%c8, 0] [2, 3] [1, 1]
+// CHECK: %[[EMEAN:.*]] = gacc.div %{{.*}}, %[[ECOUNT]]
+// CHECK: return %[[EMEAN]], %[[ELAST]]
 // The micro-batch functions are inlined and gone; the step refers to the
-// accumulated gradient function.
+// accumulated gradient function and the evaluation.
 // CHECK-NOT: func.func
-// CHECK: gacc.train_step @t model @m batch_size 10 micro_batch_size 4 optimizer #gacc.sgd<lr = 0.1> gradient @m_grad{{$}}
+// CHECK: gacc.train_step @t model @m batch_size 10 micro_batch_size 4 optimizer #gacc.sgd<lr = 0.1> gradient @m_grad eval_model @m_eval{{$}}
 
 // -----
 

@@ -40,14 +40,24 @@
 
 // A memory budget picks the micro-batch and says which.
 // RUN: gacc-opt --gacc-configure-step="step=sgd memory-budget=1GiB" %s 2>&1 | FileCheck %s --check-prefix=BUDGET
-// BUDGET: gacc-configure-step.mlir:[[# @LINE + 20]]:1: remark: memory budget 1.0 GiB: micro-batch 8 (1 accumulation step), planned peak
+// BUDGET: gacc-configure-step.mlir:[[# @LINE + 30]]:1: remark: memory budget 1.0 GiB: micro-batch 8 (1 accumulation step), planned peak
 // BUDGET: gacc.train_step @sgd model @m batch_size 8 micro_batch_size 8 optimizer
+
+// The budget policy searches its schedule and says which; given the
+// activation budget of one it chose before (gacc tune writes it), it does
+// not search again.
+// RUN: gacc-opt --gacc-configure-step="step=sgd remat=budget remat-budget=1GiB" %s 2>&1 | FileCheck %s --check-prefix=SEARCH
+// SEARCH: remark: remat budget 1.0 GiB: keeps 100 B of 100 B activations
+// SEARCH: remat #gacc.remat<budget, budget = 1073741824> {gacc.remat_activation_budget = 4611686018427387903 : i64}
+// RUN: gacc-opt --gacc-configure-step="step=sgd remat=budget remat-budget=1GiB remat-activation-budget=4096" %s 2>&1 | FileCheck %s --check-prefix=CHOSEN
+// CHOSEN-NOT: remark
+// CHOSEN: remat #gacc.remat<budget, budget = 1073741824> {gacc.remat_activation_budget = 4096 : i64}
 
 // Without options the module is unchanged; the printed pass reads back.
 // RUN: gacc-opt %s > %t.mlir
 // RUN: gacc-opt --gacc-configure-step=step=sgd %s | diff %t.mlir -
 // RUN: gacc-opt --gacc-configure-step="micro-batch=4 step=sgd" --dump-pass-pipeline %s 2>&1 >/dev/null | FileCheck %s --check-prefix=PIPELINE
-// PIPELINE: gacc-configure-step{accumulation-steps=None batch=None grad-clip=None lora= lr=None lr-schedule= memory-budget= micro-batch=4 optimizer= precision= ranks=None remat= remat-budget= seed=0 step=sgd target=cpu weight-decay=None zero-stage=None}
+// PIPELINE: gacc-configure-step{accumulation-steps=None batch=None grad-clip=None lora= lr=None lr-schedule= memory-budget= micro-batch=4 optimizer= precision= ranks=None remat= remat-activation-budget=None remat-budget= seed=0 step=sgd target=cpu weight-decay=None zero-stage=None}
 
 gacc.param @w : tensor<3x2xf32> = #gacc.init<normal, seed = 4>
 gacc.input @x : tensor<8x2xf32> features

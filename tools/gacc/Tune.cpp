@@ -205,17 +205,23 @@ std::string mib(int64_t bytes) {
 
 llvm::json::Object toJson(const TuneCandidate &candidate,
                           const std::optional<Measurement> &measured) {
-  llvm::json::Object object{
-      {"options", candidate.optionsText()},
-      {"precision", candidate.precision},
-      {"remat", candidate.remat},
-      {"micro_batch_size", candidate.plan.microBatchSize},
-      {"accumulation_steps", candidate.plan.accumulationSteps},
-      {"planned_peak_bytes", candidate.plan.peakBytes()},
-      {"fits", candidate.fits},
-      {"predicted_seconds", candidate.predictedSeconds},
-      {"predicted_samples_per_s",
-       candidate.plan.batchSize / std::max(candidate.predictedSeconds, 1e-12)}};
+  double predictedRate =
+      candidate.plan.batchSize / std::max(candidate.predictedSeconds, 1e-12);
+  llvm::json::Object object{{"options", candidate.optionsText()},
+                            {"precision", candidate.precision},
+                            {"remat", candidate.remat}};
+  if (candidate.pruned) {
+    // Not planned: only the bound on its rate that left it out.
+    object["pruned"] = true;
+    object["predicted_samples_per_s_at_most"] = predictedRate;
+  } else {
+    object["micro_batch_size"] = candidate.plan.microBatchSize;
+    object["accumulation_steps"] = candidate.plan.accumulationSteps;
+    object["planned_peak_bytes"] = candidate.plan.peakBytes();
+    object["fits"] = candidate.fits;
+    object["predicted_seconds"] = candidate.predictedSeconds;
+    object["predicted_samples_per_s"] = predictedRate;
+  }
   if (!candidate.optimizer.empty())
     object["optimizer"] = candidate.optimizer;
   if (candidate.zeroStage)
@@ -245,7 +251,8 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   if (!candidates.front().fits) {
     const TuneCandidate *least = &candidates.front();
     for (const TuneCandidate &candidate : candidates)
-      if (candidate.plan.peakBytes() < least->plan.peakBytes())
+      if (!candidate.pruned &&
+          candidate.plan.peakBytes() < least->plan.peakBytes())
         least = &candidate;
     llvm::errs() << "gacc tune: error: no configuration fits in "
                  << mib(options.budgetBytes) << ": the least peak is "
@@ -259,16 +266,15 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   }
 
   // Measure the candidates the cost model cannot tell from the best: those
-  // predicted within kMeasureMargin of it, at most measureTop, each step
+  // predicted within kTuneMargin of it, at most measureTop, each step
   // once (the budget policy's schedule is often another policy's).
-  constexpr double kMeasureMargin = 0.10;
   std::vector<size_t> selected;
   for (size_t i = 0; i < candidates.size() && candidates[i].fits &&
                      selected.size() < options.measureTop;
        ++i) {
     const TuneCandidate &c = candidates[i];
     if (c.predictedSeconds >
-        candidates.front().predictedSeconds * (1 + kMeasureMargin))
+        candidates.front().predictedSeconds * (1 + kTuneMargin))
       break;
     bool same = llvm::any_of(selected, [&](size_t j) {
       const TuneCandidate &s = candidates[j];
@@ -284,7 +290,7 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   // Two passes, the second in reverse order, each candidate keeping its
   // faster one: a busy moment on a shared machine only slows a run, and
   // would otherwise decide against whichever ran during it. The second
-  // measures again those within kMeasureMargin of the first pass's best.
+  // measures again those within kTuneMargin of the first pass's best.
   std::vector<std::optional<Measurement>> measured(candidates.size());
   std::vector<size_t> order = selected;
   for (unsigned pass = 0; pass < 2; ++pass) {
@@ -293,7 +299,7 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
       for (size_t i : order)
         fastest = std::max(fastest, measured[i]->samplesPerSecond);
       llvm::erase_if(order, [&](size_t i) {
-        return measured[i]->samplesPerSecond < fastest * (1 - kMeasureMargin);
+        return measured[i]->samplesPerSecond < fastest * (1 - kTuneMargin);
       });
       if (order.size() < 2) // nothing left to tell apart
         break;
@@ -351,7 +357,7 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
                  << "\n";
     return 0;
   }
-  llvm::outs() << llvm::format("%-9s %-8s %-10s %6s %5s %12s %5s %11s %11s\n",
+  llvm::outs() << llvm::format("%-9s %-8s %-10s %6s %5s %12s %6s %11s %11s\n",
                                "precision", "remat", "optimizer", "micro",
                                "accum", "planned", "fits", "predicted",
                                "measured");
@@ -364,14 +370,22 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
         measured[i] ? llvm::formatv("{0:f1}/s", measured[i]->samplesPerSecond)
                           .str()
                     : "-";
+    double predicted = c.plan.batchSize / std::max(c.predictedSeconds, 1e-12);
+    if (c.pruned) { // a bound: it was not planned
+      std::string bound = llvm::formatv("<={0:f1}/s", predicted).str();
+      llvm::outs() << llvm::format(
+          "%-9s %-8s %-10s %6s %5s %12s %6s %11s %11s\n", c.precision.c_str(),
+          c.remat.c_str(), optimizer.c_str(), "-", "-", "-", "pruned",
+          bound.c_str(), rate.c_str());
+      continue;
+    }
     llvm::outs() << llvm::format(
-        "%-9s %-8s %-10s %6lld %5lld %12s %5s %9.1f/s %11s%s\n",
+        "%-9s %-8s %-10s %6lld %5lld %12s %6s %9.1f/s %11s%s\n",
         c.precision.c_str(), c.remat.c_str(), optimizer.c_str(),
         static_cast<long long>(c.plan.microBatchSize),
         static_cast<long long>(c.plan.accumulationSteps),
-        mib(c.plan.peakBytes()).c_str(), c.fits ? "yes" : "no",
-        c.plan.batchSize / std::max(c.predictedSeconds, 1e-12), rate.c_str(),
-        i == best ? "  <- chosen" : "");
+        mib(c.plan.peakBytes()).c_str(), c.fits ? "yes" : "no", predicted,
+        rate.c_str(), i == best ? "  <- chosen" : "");
   }
   llvm::outs() << "chosen: " << candidates[best].optionsText() << " (planned "
                << mib(candidates[best].plan.peakBytes());

@@ -480,6 +480,16 @@ trainingOptionsText(ArrayRef<cl::opt<std::string> *> excluded = {}) {
   std::optional<std::string> text = configText();
   if (!text)
     return std::nullopt;
+  // The schedule tune chose is for its policy and budget: another given
+  // here searches its own.
+  if (rematPolicy.getNumOccurrences() || rematBudget.getNumOccurrences()) {
+    SmallVector<StringRef> words;
+    StringRef(*text).split(words, ' ', -1, false);
+    llvm::erase_if(words, [](StringRef word) {
+      return word.starts_with("remat-activation-budget=");
+    });
+    *text = llvm::join(words, " ");
+  }
   for (cl::opt<std::string> *flag : trainingFlags) {
     if (!flag->getNumOccurrences() || llvm::is_contained(excluded, flag))
       continue;
