@@ -129,6 +129,14 @@ FailureOr<RematReport> rematerialize(func::FuncOp grad,
 /// achieves (gacc-remat's cost model), without rewriting it.
 FailureOr<int64_t> minimumRematActivationBytes(func::FuncOp grad);
 
+/// For each of `activationBudgets`, the kept activation bytes (in the cost
+/// model's units) of the schedule the `budget` policy chooses within it,
+/// or nullopt where none fits; without rewriting `grad`, and in one pass of
+/// the schedule search for all. Equal bytes are the same schedule, which
+/// that many bytes as the activation budget chooses again.
+FailureOr<SmallVector<std::optional<int64_t>>>
+rematBudgetSchedules(func::FuncOp grad, ArrayRef<int64_t> activationBudgets);
+
 /// The parameter attribute of a parameter group's own weight decay.
 inline constexpr llvm::StringLiteral kWeightDecayAttrName =
     GaccDialect::WeightDecayAttrHelper::getNameStr();

@@ -193,25 +193,70 @@ public:
   /// memory `memory` receives); nullopt if none fits.
   std::optional<SmallVector<int64_t>> solve(int64_t budget, bool leastMemory,
                                             int64_t *memory = nullptr) const {
-    struct Label {
-      double cost;
-      int64_t saved, transient;
-      int64_t from, fromLabel;
-    };
-    std::vector<std::vector<Label>> labels(n + 1);
+    Fronts fronts = paretoFronts(budget, leastMemory);
+    double objective = 0;
+    std::optional<std::pair<int64_t, int64_t>> best =
+        pick(fronts, budget, leastMemory, objective);
+    if (!best)
+      return std::nullopt;
+    if (memory)
+      *memory = static_cast<int64_t>(objective);
+    SmallVector<int64_t> boundaries;
+    for (auto [a, l] = *best; a > 0;) {
+      boundaries.push_back(a);
+      const Label &label = fronts[a][l];
+      std::tie(a, l) = std::pair(label.from, label.fromLabel);
+    }
+    std::reverse(boundaries.begin(), boundaries.end());
+    return boundaries;
+  }
+
+  /// The memory of the schedule solve(budget) chooses, for each of
+  /// `budgets` (nullopt where none fits), from one pass of the DP: the
+  /// fronts within the largest budget hold every smaller one's optimum
+  /// (a label that dominates another needs no more memory).
+  SmallVector<std::optional<int64_t>>
+  chosenMemory(ArrayRef<int64_t> budgets) const {
+    SmallVector<std::optional<int64_t>> memories;
+    if (budgets.empty())
+      return memories;
+    Fronts fronts = paretoFronts(*llvm::max_element(budgets),
+                                 /*leastMemory=*/false);
+    for (int64_t budget : budgets) {
+      double cost = 0;
+      std::optional<std::pair<int64_t, int64_t>> best =
+          pick(fronts, budget, /*leastMemory=*/false, cost);
+      memories.push_back(best ? std::optional(total(fronts, *best))
+                              : std::nullopt);
+    }
+    return memories;
+  }
+
+  /// The k-th non-leaf forward op: boundary k starts a segment with it.
+  Operation *op(int64_t k) const { return ops[k]; }
+
+private:
+  struct Segment {
+    double cost = 0;
+    int64_t saved = 0, transient = 0;
+  };
+  /// A schedule of the ops before a boundary: its cost, kept bytes, largest
+  /// transient, and the label of the boundary before it.
+  struct Label {
+    double cost;
+    int64_t saved, transient;
+    int64_t from, fromLabel;
+  };
+  using Fronts = std::vector<std::vector<Label>>;
+
+  /// The Pareto front of labels at every boundary, of schedules within
+  /// `budget` bytes (with `leastMemory`, costs are not tracked).
+  Fronts paretoFronts(int64_t budget, bool leastMemory) const {
+    Fronts labels(n + 1);
     labels[0].push_back({0, 0, 0, -1, -1});
-    std::optional<std::pair<int64_t, int64_t>> best;
-    double bestObjective = std::numeric_limits<double>::infinity();
     for (int64_t a = 0; a <= n; ++a) {
       for (int64_t l = 0; l < static_cast<int64_t>(labels[a].size()); ++l) {
         Label label = labels[a][l];
-        int64_t total = label.saved + lastKept[a] + label.transient;
-        double objective = leastMemory ? static_cast<double>(total)
-                                       : label.cost;
-        if (total <= budget && objective < bestObjective) {
-          bestObjective = objective;
-          best = {a, l};
-        }
         for (int64_t b = a + 1; b < n; ++b) {
           const Segment &segment = segments[a * (n + 1) + b];
           Label next{leastMemory ? 0 : label.cost + segment.cost,
@@ -223,30 +268,38 @@ public:
         }
       }
     }
-    if (!best)
-      return std::nullopt;
-    if (memory)
-      *memory = static_cast<int64_t>(bestObjective);
-    SmallVector<int64_t> boundaries;
-    for (auto [a, l] = *best; a > 0;) {
-      boundaries.push_back(a);
-      const Label &label = labels[a][l];
-      std::tie(a, l) = std::pair(label.from, label.fromLabel);
-    }
-    std::reverse(boundaries.begin(), boundaries.end());
-    return boundaries;
+    return labels;
   }
 
-  /// The k-th non-leaf forward op: boundary k starts a segment with it.
-  Operation *op(int64_t k) const { return ops[k]; }
+  /// The memory of the schedule whose last segment starts at `at`'s
+  /// boundary with its label.
+  int64_t total(const Fronts &fronts, std::pair<int64_t, int64_t> at) const {
+    const Label &label = fronts[at.first][at.second];
+    return label.saved + lastKept[at.first] + label.transient;
+  }
 
-private:
-  struct Segment {
-    double cost = 0;
-    int64_t saved = 0, transient = 0;
-  };
+  /// The best schedule within `budget` (cheapest, or with `leastMemory` the
+  /// smallest): the boundary and label its last segment starts from, and
+  /// its `objective`; the first found among equals.
+  std::optional<std::pair<int64_t, int64_t>> pick(const Fronts &fronts,
+                                                  int64_t budget,
+                                                  bool leastMemory,
+                                                  double &objective) const {
+    std::optional<std::pair<int64_t, int64_t>> best;
+    objective = std::numeric_limits<double>::infinity();
+    for (int64_t a = 0; a <= n; ++a)
+      for (int64_t l = 0; l < static_cast<int64_t>(fronts[a].size()); ++l) {
+        int64_t memory = total(fronts, {a, l});
+        double value =
+            leastMemory ? static_cast<double>(memory) : fronts[a][l].cost;
+        if (memory <= budget && value < objective) {
+          objective = value;
+          best = {a, l};
+        }
+      }
+    return best;
+  }
 
-  template <typename Label>
   static void addPareto(std::vector<Label> &front, const Label &label) {
     auto dominates = [](const Label &x, const Label &y) {
       return x.cost <= y.cost && x.saved <= y.saved &&
@@ -488,6 +541,15 @@ FailureOr<int64_t> gacc::minimumRematActivationBytes(func::FuncOp grad) {
   SegmentSchedule(*forward).solve(std::numeric_limits<int64_t>::max(),
                                   /*leastMemory=*/true, &least);
   return least;
+}
+
+FailureOr<SmallVector<std::optional<int64_t>>>
+gacc::rematBudgetSchedules(func::FuncOp grad,
+                           ArrayRef<int64_t> activationBudgets) {
+  FailureOr<SmallVector<Operation *>> forward = forwardOps(grad);
+  if (failed(forward))
+    return failure();
+  return SegmentSchedule(*forward).chosenMemory(activationBudgets);
 }
 
 FailureOr<RematReport> gacc::rematerialize(func::FuncOp grad,

@@ -321,8 +321,9 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
   if (keepAll->peakBytes() <= budgetBytes) // Nothing to recompute.
     return planWith(
         {RematPolicy::budget, std::numeric_limits<int64_t>::max() / 2});
-  FailureOr<int64_t> least = minimumRematActivationBytes(microBatchGradient(
-      TrainStepOp::find(**differentiated, step.getSymName())));
+  func::FuncOp grad = microBatchGradient(
+      TrainStepOp::find(**differentiated, step.getSymName()));
+  FailureOr<int64_t> least = minimumRematActivationBytes(grad);
   if (failed(least))
     return failure();
   // The least-memory schedule must fit.
@@ -346,11 +347,22 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
   // segmentations, which are schedules too (the model bounds their
   // recompute from above); let the planner judge and keep the cheapest
   // that fits.
-  SmallVector<Candidate> candidates;
+  // Budgets near each other often choose the same schedule: each distinct
+  // one is tried once, by the memory it needs (which chooses it again).
   constexpr int kTries = 20;
   int64_t span = keepAll->activationBytes * 6 / 5 - *least;
+  SmallVector<int64_t> budgets;
   for (int i = 1; i <= kTries; ++i)
-    candidates.push_back({RematPolicy::budget, *least + span * i / kTries});
+    budgets.push_back(*least + span * i / kTries);
+  FailureOr<SmallVector<std::optional<int64_t>>> chosen =
+      rematBudgetSchedules(grad, budgets);
+  if (failed(chosen))
+    return failure();
+  SmallVector<Candidate> candidates;
+  llvm::SmallDenseSet<int64_t> distinct;
+  for (std::optional<int64_t> memory : *chosen)
+    if (memory && distinct.insert(*memory).second)
+      candidates.push_back({RematPolicy::budget, *memory});
   candidates.append({{RematPolicy::sqrt}, {RematPolicy::matmuls}});
   bool hasBlocks = false;
   step.getModelFunc().walk([&](CheckpointOp) { hasBlocks = true; });
@@ -358,9 +370,8 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
     candidates.push_back({RematPolicy::blocks});
   // The cheapest schedule that fits is the first that fits in order of
   // recompute cost, which the rematerialization report gives for a small
-  // part of a plan's time: plan in that order and stop there. Activation
-  // budgets near each other often give the same schedule: plan each
-  // schedule once.
+  // part of a plan's time: plan in that order and stop there. A fixed
+  // segmentation may be a budget schedule too: plan each schedule once.
   struct Priced {
     double cost;
     size_t schedule;
