@@ -76,6 +76,10 @@ LogicalResult applyRemat(TrainStepOp step, const Options &options) {
     if (failed(bytes))
       return failure();
     budget = static_cast<uint64_t>(*bytes);
+    if (policy != RematPolicy::budget)
+      return step.emitError("--remat-budget is the budget policy's peak "
+                            "(--remat budget); the policy is ")
+             << stringifyRematPolicy(policy);
   }
   if (policy != RematPolicy::budget)
     budget = 0;
@@ -87,11 +91,14 @@ LogicalResult applyRemat(TrainStepOp step, const Options &options) {
   step->removeAttr(kRematActivationBudgetAttrName);
   if (std::optional<int64_t> activations =
           options.rematActivationBudget.getValue()) {
-    if (policy != RematPolicy::budget || *activations <= 0)
-      return step.emitError("remat-activation-budget is a positive number "
-                            "of bytes for the budget policy (remat=budget), "
-                            "got ")
-             << *activations << " with remat=" << stringifyRematPolicy(policy);
+    if (policy != RematPolicy::budget)
+      return step.emitError("remat-activation-budget is a schedule of the "
+                            "budget policy (remat=budget); the policy is ")
+             << stringifyRematPolicy(policy);
+    if (*activations <= 0)
+      return step.emitError("remat-activation-budget must be a positive "
+                            "number of bytes, got ")
+             << *activations;
     step->setAttr(kRematActivationBudgetAttrName,
                   Builder(step.getContext()).getI64IntegerAttr(*activations));
   }

@@ -217,8 +217,12 @@ static func::FuncOp buildEvalModel(TrainStepOp step, SymbolTable &symbols) {
       model.getBody().front().getTerminator()->getOperand(0).getDefiningOp();
   // This rank's count: gacc_eval reduces the ranks' losses itself.
   Value count = globalCount(b, lossOp, fullInputs, /*ranks=*/1);
-  if (!count)
+  if (!count) {
+    eval.erase();
+    lossOp->emitOpError("needs its targets to be a gacc.input (or a reshape "
+                        "of one) to be counted over the batch");
     return nullptr;
+  }
   SmallVector<Value> zeros;
   for (Type type : model.getResultTypes())
     zeros.push_back(buildSplat(b, loc, cast<RankedTensorType>(type), 0.0));

@@ -132,8 +132,9 @@ FailureOr<int64_t> minimumRematActivationBytes(func::FuncOp grad);
 /// For each of `activationBudgets`, the kept activation bytes (in the cost
 /// model's units) of the schedule the `budget` policy chooses within it,
 /// or nullopt where none fits; without rewriting `grad`, and in one pass of
-/// the schedule search for all. Equal bytes are the same schedule, which
-/// that many bytes as the activation budget chooses again.
+/// the schedule search for all. Given as the activation budget, those bytes
+/// choose a schedule of the same recompute cost again; budgets with equal
+/// bytes choose schedules of equal bytes and cost.
 FailureOr<SmallVector<std::optional<int64_t>>>
 rematBudgetSchedules(func::FuncOp grad, ArrayRef<int64_t> activationBudgets);
 

@@ -189,8 +189,8 @@ public:
   }
 
   /// The boundaries of the cheapest schedule within `budget` bytes (with
-  /// `leastMemory`: of the schedule that needs the fewest bytes, whose
-  /// memory `memory` receives); nullopt if none fits.
+  /// `leastMemory`: of the schedule that needs the fewest bytes), whose
+  /// bytes `memory` receives; nullopt if none fits.
   std::optional<SmallVector<int64_t>> solve(int64_t budget, bool leastMemory,
                                             int64_t *memory = nullptr) const {
     Fronts fronts = paretoFronts(budget, leastMemory);
@@ -200,7 +200,7 @@ public:
     if (!best)
       return std::nullopt;
     if (memory)
-      *memory = static_cast<int64_t>(objective);
+      *memory = total(fronts, *best);
     SmallVector<int64_t> boundaries;
     for (auto [a, l] = *best; a > 0;) {
       boundaries.push_back(a);

@@ -348,7 +348,8 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
   // recompute from above); let the planner judge and keep the cheapest
   // that fits.
   // Budgets near each other often choose the same schedule: each distinct
-  // one is tried once, by the memory it needs (which chooses it again).
+  // (bytes, cost) is tried once, by the bytes it needs (which choose a
+  // schedule as cheap again).
   constexpr int kTries = 20;
   int64_t span = keepAll->activationBytes * 6 / 5 - *least;
   SmallVector<int64_t> budgets;

@@ -116,8 +116,13 @@ LogicalResult planCandidate(ModuleOp module, StringRef stepName,
         candidate.rematSchedule =
             stringifyRematPolicy(step.getEffectiveRemat().getPolicy()).str();
         if (auto activations = step->getAttrOfType<IntegerAttr>(
-                kRematActivationBudgetAttrName))
-          candidate.rematActivationBudget = activations.getInt();
+                kRematActivationBudgetAttrName)) {
+          // A budget no schedule reaches keeps everything: remat=none.
+          if (activations.getInt() >= std::numeric_limits<int64_t>::max() / 2)
+            candidate.rematSchedule = "none";
+          else
+            candidate.rematActivationBudget = activations.getInt();
+        }
       }
       return fit;
     };
@@ -237,7 +242,7 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
   llvm::stable_sort(order,
                     [&](size_t a, size_t b) { return bound[a] < bound[b]; });
 
-  std::vector<char> planned(all.size());
+  std::vector<char> attempted(all.size()), planned(all.size());
   double best = std::numeric_limits<double>::infinity();
   auto prunable = [&](size_t i) {
     return bound[i] > best * (1 + kTunePruneMargin);
@@ -249,6 +254,7 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
       if (!prunable(order[next]))
         batch.push_back(order[next]);
     parallelForEach(context, batch, [&](size_t i) {
+      attempted[i] = true;
       planned[i] =
           succeeded(planCandidate(module, stepName, options[i], budgetBytes,
                                   all[i], whole[i] ? &*whole[i] : nullptr));
@@ -266,7 +272,7 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
 
   std::vector<TuneCandidate> candidates;
   for (size_t i : order) {
-    if (prunable(i) && !planned[i]) {
+    if (prunable(i) && !attempted[i]) {
       TuneCandidate candidate = std::move(all[i]);
       candidate.pruned = true;
       candidate.fits = false;

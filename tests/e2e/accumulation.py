@@ -12,7 +12,7 @@ of micro-batches differs from the full batch's, so gradients differ at the
 rounding level (~5e-7 in f32) and Adam's division by sqrt(v) amplifies that
 about twofold per step. The evaluation after the last step (`--eval-data`,
 a micro-batch at a time as the step runs them) gives the same loss within
-1e-6 relative.
+1e-5 relative, the parameters' tolerance (measured: 1.2e-7).
 Prints one line per comparison and ACCUMULATION OK at the end.
 
 usage: accumulation.py GACC MODEL DATA INIT WORK STEPS SPLIT...
@@ -79,7 +79,8 @@ def main():
                 (f"parameters after {steps} steps",
                  relative(params, base[2], conditioned), PARAMETER_TOLERANCE),
                 ("evaluation loss",
-                 abs(evaluated - base[3]) / abs(base[3]), TOLERANCE)):
+                 abs(evaluated - base[3]) / abs(base[3]),
+                 PARAMETER_TOLERANCE)):
             good = error <= tolerance
             ok &= good
             print(f"{'ok' if good else 'MISMATCH'} split {split}: {what} "

@@ -1,4 +1,5 @@
 // RUN: gacc-opt %s -gacc-autodiff -gacc-build-step | FileCheck %s
+// RUN: gacc-opt %s --gacc-configure-step="micro-batch=4" -gacc-split-batch -gacc-autodiff -gacc-accumulate -gacc-build-step 2>/dev/null | FileCheck %s --check-prefix=MICRO
 
 // Frozen parameters have a slot in the state arena but no gradient slot
 // (gradients follow the parameters: w1 0, bn.weight 128, bn.bias 192,
@@ -63,3 +64,17 @@ gacc.train_step @t model @m batch_size 8 optimizer #gacc.sgd<lr = 0.1>
 // CHECK: gacc.batch_norm %{{.*}} momentum = 1.000000e-01 epsilon = 1.000000e-05 inference :
 // CHECK-NOT: materialize_in_destination {{.*}} %arg0
 // CHECK-NOT: gacc.assign
+
+// With micro-batches, gacc_eval loops over them as the step does: batch
+// norm normalizes each with the running statistics, nothing is assigned or
+// written to the state, and the loss sum is divided by the count once.
+// MICRO-LABEL: func.func @gacc_eval
+// MICRO: scf.for
+// MICRO: tensor.extract_slice {{.*}} to tensor<4x4xf32>
+// MICRO: gacc.batch_norm {{.*}} inference : tensor<4x6xf32>, tensor<6xf32>
+// MICRO-NOT: gacc.assign
+// MICRO-NOT: materialize_in_destination {{.*}} %arg0
+// MICRO: scf.yield
+// MICRO: gacc.div
+// MICRO-NOT: gacc.batch_norm
+// MICRO: return

@@ -2,13 +2,17 @@
 // so is a step the values make invalid.
 // RUN: gacc-opt --gacc-configure-step="precision=f8" -verify-diagnostics %s
 // RUN: not gacc-opt --gacc-configure-step="remat=often" %s 2>&1 | FileCheck %s --check-prefix=REMAT
-// REMAT: gacc-configure-step-errors.mlir:[[# @LINE + 50]]:1: error: --remat: unknown policy 'often' (none, blocks, sqrt, matmuls or budget)
+// REMAT: gacc-configure-step-errors.mlir:[[# @LINE + 54]]:1: error: --remat: unknown policy 'often' (none, blocks, sqrt, matmuls or budget)
 // RUN: not gacc-opt --gacc-configure-step="memory-budget=lots" %s 2>&1 | FileCheck %s --check-prefix=BYTES
 // BYTES: error: --memory-budget: 'lots' is not a byte size (such as 8GiB, 512MiB or 1e9)
 // RUN: not gacc-opt --gacc-configure-step="remat=budget remat-budget=1GiB memory-budget=1GiB" %s 2>&1 | FileCheck %s --check-prefix=BUDGETS
 // BUDGETS: error: give --memory-budget or the remat budget policy, not both
 // RUN: not gacc-opt --gacc-configure-step="remat=sqrt remat-activation-budget=4096" %s 2>&1 | FileCheck %s --check-prefix=ACTIVATIONS
-// ACTIVATIONS: error: remat-activation-budget is a positive number of bytes for the budget policy (remat=budget), got 4096 with remat=sqrt
+// ACTIVATIONS: error: remat-activation-budget is a schedule of the budget policy (remat=budget); the policy is sqrt
+// RUN: not gacc-opt --gacc-configure-step="remat=budget remat-budget=1GiB remat-activation-budget=0" %s 2>&1 | FileCheck %s --check-prefix=ACTIVATIONS-ZERO
+// ACTIVATIONS-ZERO: error: remat-activation-budget must be a positive number of bytes, got 0
+// RUN: not gacc-opt --gacc-configure-step="remat=sqrt remat-budget=1GiB" %s 2>&1 | FileCheck %s --check-prefix=REMAT-BUDGET
+// REMAT-BUDGET: error: --remat-budget is the budget policy's peak (--remat budget); the policy is sqrt
 // RUN: not gacc-opt --gacc-configure-step="micro-batch=2 accumulation-steps=2" %s 2>&1 | FileCheck %s --check-prefix=BOTH
 // BOTH: error: give one of --micro-batch, --accumulation-steps and --memory-budget
 // RUN: not gacc-opt --gacc-configure-step="accumulation-steps=0" %s 2>&1 | FileCheck %s --check-prefix=STEPS

@@ -213,6 +213,7 @@ llvm::json::Object toJson(const TuneCandidate &candidate,
   if (candidate.pruned) {
     // Not planned: only the bound on its rate that left it out.
     object["pruned"] = true;
+    object["fits"] = false; // not known
     object["predicted_samples_per_s_at_most"] = predictedRate;
   } else {
     object["micro_batch_size"] = candidate.plan.microBatchSize;

@@ -480,9 +480,12 @@ trainingOptionsText(ArrayRef<cl::opt<std::string> *> excluded = {}) {
   std::optional<std::string> text = configText();
   if (!text)
     return std::nullopt;
-  // The schedule tune chose is for its policy and budget: another given
-  // here searches its own.
-  if (rematPolicy.getNumOccurrences() || rematBudget.getNumOccurrences()) {
+  // The schedule tune chose (its activation budget) is for the step as the
+  // file configures it: with any flag given too, the budget policy
+  // searches again.
+  if (llvm::any_of(trainingFlags, [](cl::opt<std::string> *flag) {
+        return flag->getNumOccurrences() > 0;
+      })) {
     SmallVector<StringRef> words;
     StringRef(*text).split(words, ' ', -1, false);
     llvm::erase_if(words, [](StringRef word) {
