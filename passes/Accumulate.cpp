@@ -130,6 +130,15 @@ static Value sliceBatch(OpBuilder &b, Location loc, Value full, Value offset,
                                         offsets, sizes, strides);
 }
 
+/// The `size` rows of every input from row `offset`: a micro-batch's.
+static SmallVector<Value> sliceInputs(OpBuilder &b, Location loc,
+                                      ValueRange inputs, Value offset,
+                                      int64_t size) {
+  return llvm::map_to_vector(inputs, [&](Value input) {
+    return sliceBatch(b, loc, input, offset, size);
+  });
+}
+
 /// `rows`, the output of one micro-batch, placed at row `offset` of `acc`,
 /// the whole batch's.
 static Value insertRows(OpBuilder &b, Location loc, Value rows, Value acc,
@@ -229,11 +238,9 @@ static func::FuncOp buildEvalModel(TrainStepOp step, SymbolTable &symbols) {
   auto addMicroBatch = [&](OpBuilder &nb, func::FuncOp fn, Value k,
                            Value offset, int64_t size,
                            ValueRange accumulators) {
-    SmallVector<Value> args;
-    for (Value input : inputs)
-      args.push_back(sliceBatch(nb, loc, input, offset, size));
     llvm::StringMap<Value> assigned; // left out: evaluation assigns nothing
-    SmallVector<Value> results = inlineCall(nb, fn, args, k, assigned);
+    SmallVector<Value> results = inlineCall(
+        nb, fn, sliceInputs(nb, loc, inputs, offset, size), k, assigned);
     SmallVector<Value> next = {
         AddOp::create(nb, loc, accumulators[0], results[0])};
     for (size_t i = 1; i < results.size(); ++i)
@@ -348,9 +355,7 @@ LogicalResult AccumulatePass::accumulate(TrainStepOp step) {
   auto addMicroBatch = [&](OpBuilder &nb, func::FuncOp fn, Value k,
                            Value offset, int64_t size,
                            ValueRange accumulators) {
-    SmallVector<Value> args;
-    for (Value input : inputs)
-      args.push_back(sliceBatch(nb, loc, input, offset, size));
+    SmallVector<Value> args = sliceInputs(nb, loc, inputs, offset, size);
     args.push_back(seed);
     llvm::StringMap<Value> state = stateOf(accumulators);
     SmallVector<Value> results = inlineCall(nb, fn, args, k, state);
