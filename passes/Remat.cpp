@@ -194,9 +194,8 @@ public:
   std::optional<SmallVector<int64_t>> solve(int64_t budget, bool leastMemory,
                                             int64_t *memory = nullptr) const {
     Fronts fronts = paretoFronts(budget, leastMemory);
-    double objective = 0;
     std::optional<std::pair<int64_t, int64_t>> best =
-        pick(fronts, budget, leastMemory, objective);
+        pick(fronts, budget, leastMemory);
     if (!best)
       return std::nullopt;
     if (memory)
@@ -223,9 +222,8 @@ public:
     Fronts fronts = paretoFronts(*llvm::max_element(budgets),
                                  /*leastMemory=*/false);
     for (int64_t budget : budgets) {
-      double cost = 0;
       std::optional<std::pair<int64_t, int64_t>> best =
-          pick(fronts, budget, /*leastMemory=*/false, cost);
+          pick(fronts, budget, /*leastMemory=*/false);
       memories.push_back(best ? std::optional(total(fronts, *best))
                               : std::nullopt);
     }
@@ -279,14 +277,12 @@ private:
   }
 
   /// The best schedule within `budget` (cheapest, or with `leastMemory` the
-  /// smallest): the boundary and label its last segment starts from, and
-  /// its `objective`; the first found among equals.
-  std::optional<std::pair<int64_t, int64_t>> pick(const Fronts &fronts,
-                                                  int64_t budget,
-                                                  bool leastMemory,
-                                                  double &objective) const {
+  /// smallest): the boundary and label its last segment starts from; the
+  /// first found among equals.
+  std::optional<std::pair<int64_t, int64_t>>
+  pick(const Fronts &fronts, int64_t budget, bool leastMemory) const {
     std::optional<std::pair<int64_t, int64_t>> best;
-    objective = std::numeric_limits<double>::infinity();
+    double objective = std::numeric_limits<double>::infinity();
     for (int64_t a = 0; a <= n; ++a)
       for (int64_t l = 0; l < static_cast<int64_t>(fronts[a].size()); ++l) {
         int64_t memory = total(fronts, {a, l});

@@ -316,11 +316,10 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
   FailureOr<MemoryPlan> keepAll = planWith({RematPolicy::none});
   if (failed(keepAll))
     return failure();
-  if (keepAll->peakBytes() <= budgetBytes && anyFit)
-    return keepAll;
   if (keepAll->peakBytes() <= budgetBytes) // Nothing to recompute.
-    return planWith(
-        {RematPolicy::budget, std::numeric_limits<int64_t>::max() / 2});
+    return anyFit ? keepAll
+                  : planWith({RematPolicy::budget,
+                              std::numeric_limits<int64_t>::max() / 2});
   func::FuncOp grad = microBatchGradient(
       TrainStepOp::find(**differentiated, step.getSymName()));
   FailureOr<int64_t> least = minimumRematActivationBytes(grad);

@@ -272,7 +272,7 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
 
   std::vector<TuneCandidate> candidates;
   for (size_t i : order) {
-    if (prunable(i) && !attempted[i]) {
+    if (!attempted[i]) { // left out by its bound
       TuneCandidate candidate = std::move(all[i]);
       candidate.pruned = true;
       candidate.fits = false;
