@@ -52,8 +52,8 @@ static void describeIds(func::FuncOp model, InputOp input, rt::Input &out) {
     for (Operation *user : load->getUsers()) {
       if (auto ce = dyn_cast<CrossEntropyOp>(user)) {
         out.classes = ce.getLogits().getType().getShape().back();
-        if (std::optional<uint64_t> ignore = ce.getIgnoreIndex())
-          out.ignoreIndex = static_cast<int64_t>(*ignore);
+        if (std::optional<int64_t> ignore = ce.getIgnoredTarget())
+          out.ignoreIndex = *ignore;
         out.meanOverCounted = ce.getReduction() == LossReduction::token_mean;
       } else if (auto embedding = dyn_cast<EmbeddingOp>(user)) {
         out.classes = embedding.getTable().getType().getDimSize(0);

@@ -53,11 +53,12 @@ void gacc::buildStepPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
-void gacc::buildGaccToLinalgPipeline(OpPassManager &pm) {
+void gacc::buildGaccToLinalgPipeline(OpPassManager &pm, StepTarget target) {
   pm.addPass(createConvertGaccToLinalg());
   // Elementwise chains (optimizer updates, activations, their derivatives)
   // become single loops; contractions stay named for the target to lower.
-  pm.addPass(createFuseElementwise());
+  pm.addPass(createFuseElementwise(
+      FuseElementwiseOptions{.recomputeProducers = target != StepTarget::Cpu}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -195,7 +196,7 @@ LogicalResult gacc::buildCpuPipeline(OpPassManager &pm,
                                      const TrainingPipelineOptions &options,
                                      const CodegenTarget &target) {
   buildTrainingPipeline(pm, options);
-  buildGaccToLinalgPipeline(pm);
+  buildGaccToLinalgPipeline(pm, target.kind);
   return buildCodegenPipeline(pm, target);
 }
 
@@ -209,9 +210,23 @@ void gacc::registerPipelines() {
       "Autocast, the per-rank and micro-batch models, and the gradient "
       "functions the step refers to (what the memory planner analyses)",
       buildDifferentiationPipeline);
-  PassPipelineRegistration<>("gacc-to-linalg-pipeline",
-                             "Lower gacc ops to fused linalg on tensors",
-                             buildGaccToLinalgPipeline);
+  registerPassPipeline(
+      "gacc-to-linalg-pipeline", "Lower gacc ops to fused linalg on tensors",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        GaccToLinalgOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::optional<StepTarget> target = parseStepTarget(options.target);
+        if (!target)
+          return errorHandler("target=" + options.target +
+                              " is unknown (cpu, cuda or cuda-emulated)");
+        buildGaccToLinalgPipeline(pm, *target);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> printOptions) {
+        printOptions(GaccToLinalgOptions());
+      });
   PassPipelineRegistration<>(
       "gacc-bufferize-pipeline",
       "Bufferize linalg on tensors and plan the step's temporaries",

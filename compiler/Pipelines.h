@@ -176,7 +176,6 @@ void buildTrainingPipeline(OpPassManager &pm,
 /// differentiated module for each remat schedule it tries).
 void buildStepPipeline(OpPassManager &pm,
                        const TrainingPipelineOptions &options);
-void buildGaccToLinalgPipeline(OpPassManager &pm);
 void buildBufferizePipeline(OpPassManager &pm);
 /// What a step's code runs on.
 enum class StepTarget {
@@ -212,6 +211,19 @@ std::optional<StepTarget> parseStepTarget(StringRef name);
 /// `error`.
 FailureOr<CodegenTarget> parseCodegenTarget(StringRef name,
                                             std::string &error);
+
+/// gacc → fused linalg on tensors for `target`: on the CUDA targets, where
+/// memory traffic rather than arithmetic bounds elementwise work, cheap
+/// elementwise values are computed again in each user instead of stored
+/// (gacc-fuse-elementwise's recompute-producers).
+void buildGaccToLinalgPipeline(OpPassManager &pm, StepTarget target);
+
+struct GaccToLinalgOptions : public PassPipelineOptions<GaccToLinalgOptions> {
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("cpu, cuda or cuda-emulated: what the fusion is for"),
+      llvm::cl::init("cpu")};
+};
 
 struct CodegenOptions : public PassPipelineOptions<CodegenOptions> {
   Option<bool> emulateCudaKernels{

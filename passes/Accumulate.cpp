@@ -51,14 +51,10 @@ Value globalCount(OpBuilder &b, Operation *lossOp, IRMapping &fullInputs,
     Value targets = fullInputs.lookupOrNull(source);
     if (!targets)
       return Value();
-    SmallVector<int64_t> shape(
-        cast<RankedTensorType>(targets.getType()).getShape());
-    shape.push_back(ce.getLogits().getType().getShape().back());
-    auto oneHot = OneHotOp::create(
-        b, ce.getLoc(),
-        RankedTensorType::get(shape, ce.getLogits().getType().getElementType()),
-        targets);
-    Value count = m.sumAll(oneHot);
+    RankedTensorType logits = ce.getLogits().getType();
+    Value count = m.sumAll(
+        buildCountedTargets(b, ce.getLoc(), targets, logits.getShape().back(),
+                            logits.getElementType(), ce.getIgnoredTarget()));
     return ranks == 1 ? count
                       : AllReduceOp::create(b, ce.getLoc(), count,
                                             CollectiveReduction::sum, ranks)

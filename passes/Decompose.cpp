@@ -161,7 +161,11 @@ struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
     RankedTensorType logits = op.getLogits().getType();
     Value logProbs = LogSoftmaxOp::create(rewriter, o.loc, op.getLogits(),
                                           logits.getRank() - 1);
-    Value oneHot = OneHotOp::create(rewriter, o.loc, logits, op.getTargets());
+    Value counted = buildCountedTargets(
+        rewriter, o.loc, op.getTargets(), logits.getShape().back(),
+        logits.getElementType(), op.getIgnoredTarget());
+    Value oneHot = buildTargetOneHot(rewriter, o.loc, logits, op.getTargets(),
+                                     op.getIgnoredTarget(), counted);
     Value picked = o.sumAll(o.mul(oneHot, logProbs));
     Value count;
     switch (op.getReduction()) {
@@ -174,7 +178,7 @@ struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
       break;
     }
     case LossReduction::token_mean:
-      count = o.sumAll(oneHot);
+      count = o.sumAll(counted);
       break;
     }
     rewriter.replaceOp(op, o.neg(o.div(picked, count)));

@@ -115,7 +115,7 @@ FailureOr<std::string> mlir::gacc::compileCudaKernels(
   if (configure && failed(configure(pm)))
     return failure();
   buildTrainingPipeline(pm, options);
-  buildGaccToLinalgPipeline(pm);
+  buildGaccToLinalgPipeline(pm, target->kind);
   buildBufferizePipeline(pm);
   buildCudaKernelMappingPipeline(pm);
   if (failed(buildCudaKernelCompilationPipeline(pm, target->chip,

@@ -134,9 +134,13 @@ static int64_t communicatedElements(ModuleOp module) {
 }
 
 /// The plan of `step` (with its remat settings) from its `differentiated`
-/// module.
+/// module, as `target` lowers it.
 static FailureOr<MemoryPlan> planDifferentiated(TrainStepOp step,
-                                                ModuleOp differentiated) {
+                                                ModuleOp differentiated,
+                                                StringRef target) {
+  std::optional<StepTarget> targetKind = parseStepTarget(target);
+  if (!targetKind)
+    return step.emitError("no memory plan for the unknown target ") << target;
   MemoryPlan plan;
   plan.batchSize = step.getBatchSize();
   plan.microBatchSize = step.getEffectiveMicroBatchSize();
@@ -168,7 +172,7 @@ static FailureOr<MemoryPlan> planDifferentiated(TrainStepOp step,
   plan.zeroStage = step.getEffectiveZero().getStage();
   plan.communicatedElements = communicatedElements(*module);
   pm.clear();
-  buildGaccToLinalgPipeline(pm);
+  buildGaccToLinalgPipeline(pm, *targetKind);
   buildBufferizePipeline(pm);
   if (failed(runOnCopy(pm, *module)))
     return failure();
@@ -210,7 +214,7 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step,
   FailureOr<OwningOpRef<ModuleOp>> differentiated = differentiate(step, target);
   if (failed(differentiated))
     return failure();
-  return planDifferentiated(step, **differentiated);
+  return planDifferentiated(step, **differentiated, target);
 }
 
 FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
@@ -310,7 +314,7 @@ FailureOr<MemoryPlan> mlir::gacc::fitRematBudget(TrainStepOp step,
     return failure();
   auto planWith = [&](const Candidate &candidate) {
     configure(candidate);
-    return planDifferentiated(step, **differentiated);
+    return planDifferentiated(step, **differentiated, target);
   };
   // Everything but the kept activations, from the plan without remat.
   FailureOr<MemoryPlan> keepAll = planWith({RematPolicy::none});

@@ -12,6 +12,12 @@ static RankedTensorType tensorType(Value value) {
 
 Value gacc::buildSplat(OpBuilder &b, Location loc, RankedTensorType type,
                        double value) {
+  if (auto integer = dyn_cast<IntegerType>(type.getElementType()))
+    return ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(type, APInt(integer.getWidth(),
+                                           static_cast<int64_t>(value),
+                                           /*isSigned=*/true)));
   auto element = cast<FloatType>(type.getElementType());
   APFloat number(value);
   bool losesInfo = false;
@@ -127,6 +133,41 @@ Value gacc::buildMaskToFloat(OpBuilder &b, Location loc, Value condition,
   return SelectOp::create(b, loc, condition,
                           buildScalar(b, loc, elementType, 1.0),
                           buildScalar(b, loc, elementType, 0.0));
+}
+
+/// Whether `ignoreIndex` names one of `classes` (a padding id).
+static bool ignoresAClass(std::optional<int64_t> ignoreIndex, int64_t classes) {
+  return ignoreIndex && *ignoreIndex >= 0 && *ignoreIndex < classes;
+}
+
+Value gacc::buildCountedTargets(OpBuilder &b, Location loc, Value targets,
+                                int64_t classes, Type elementType,
+                                std::optional<int64_t> ignoreIndex) {
+  auto counts = [&](ComparePredicate predicate, int64_t bound) {
+    Value id = buildScalar(b, loc, tensorType(targets).getElementType(),
+                           static_cast<double>(bound));
+    return buildMaskToFloat(
+        b, loc, CompareOp::create(b, loc, predicate, targets, id), elementType);
+  };
+  Value atLeastZero = counts(ComparePredicate::ge, 0);
+  Value belowClasses = counts(ComparePredicate::lt, classes);
+  Value counted = MulOp::create(b, loc, atLeastZero, belowClasses);
+  if (ignoresAClass(ignoreIndex, classes))
+    counted = MulOp::create(b, loc, counted,
+                            counts(ComparePredicate::ne, *ignoreIndex));
+  return counted;
+}
+
+Value gacc::buildTargetOneHot(OpBuilder &b, Location loc,
+                              RankedTensorType logits, Value targets,
+                              std::optional<int64_t> ignoreIndex,
+                              Value counted) {
+  Value oneHot = OneHotOp::create(b, loc, logits, targets);
+  if (!ignoresAClass(ignoreIndex, logits.getShape().back()))
+    return oneHot;
+  SmallVector<int64_t> rows(tensorType(targets).getShape());
+  rows.push_back(1);
+  return MulOp::create(b, loc, oneHot, buildReshape(b, loc, counted, rows));
 }
 
 SmallVector<int64_t> gacc::trailingAxes(int64_t first, int64_t rank) {

@@ -45,6 +45,21 @@ Value buildUnbroadcast(OpBuilder &b, Location loc, Value grad,
 /// `select(condition, 1, 0)` in `elementType`.
 Value buildMaskToFloat(OpBuilder &b, Location loc, Value condition,
                        Type elementType);
+/// 1 where cross-entropy counts a target and 0 elsewhere, in `elementType`,
+/// with the targets' shape: targets in `[0, classes)` other than
+/// `ignoreIndex` (one outside the classes, such as -100, needs no test of
+/// its own). Built from the targets, not as the row sums of their one-hot:
+/// a sum over the classes of the one-hot alone could not fuse with it, so
+/// the one-hot would be stored.
+Value buildCountedTargets(OpBuilder &b, Location loc, Value targets,
+                          int64_t classes, Type elementType,
+                          std::optional<int64_t> ignoreIndex);
+/// The one-hot of `targets` over the classes of `logits` (`S` and `S x C`),
+/// its rows multiplied by `counted` (buildCountedTargets) when the ignore
+/// index is a class, so that those positions pick nothing.
+Value buildTargetOneHot(OpBuilder &b, Location loc, RankedTensorType logits,
+                        Value targets, std::optional<int64_t> ignoreIndex,
+                        Value counted);
 /// All axes `[first, rank)`.
 SmallVector<int64_t> trailingAxes(int64_t first, int64_t rank);
 

@@ -136,6 +136,14 @@ LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
                                           std::optional<Location> location,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
+  // (Inference runs as the op is parsed, before its operand types are
+  // verified; masks would leave it no element type.)
+  for (Type operand : {adaptor.getLhs().getType(), adaptor.getRhs().getType()})
+    if (getElementTypeOrSelf(operand).isInteger(1))
+      return emitOptionalError(location,
+                               "gacc.compare compares floats or "
+                               "integer ids, not masks: ",
+                               operand);
   if (failed(inferBroadcastResult(
           location, {adaptor.getLhs().getType(), adaptor.getRhs().getType()},
           results)))

@@ -305,17 +305,20 @@ def Gacc_ComparePredicateAttr
 def Gacc_CompareOp : Gacc_Op<"compare", [Pure, InferTypeOpAdaptor]> {
   let summary = "Elementwise comparison with broadcasting";
   let description = [{
-    Compares two float tensors elementwise after NumPy broadcasting; the
-    result is an `i1` tensor (false wherever an operand is NaN, except `ne`).
-    It has no gradient: derivative rules use it to build masks for
-    `gacc.select`.
+    Compares two tensors of the same element type, float or integer (ids,
+    compared as signed), elementwise after NumPy broadcasting; the result is
+    an `i1` tensor (false wherever an operand is NaN, except `ne`). It has
+    no gradient: derivative rules use it to build masks for `gacc.select`
+    (cross-entropy's counted targets: those in `[0, classes)`).
 
     ```mlir
     %pos = gacc.compare gt %x, %zero : tensor<64x256xf32>, tensor<f32>
+    %counted = gacc.compare ge %ids, %c0 : tensor<8x1024xi32>, tensor<i32>
     ```
   }];
   let arguments = (ins Gacc_ComparePredicateAttr:$predicate,
-                       Gacc_FloatTensor:$lhs, Gacc_FloatTensor:$rhs);
+                       AnyTypeOf<[Gacc_FloatTensor, Gacc_IndexTensor]>:$lhs,
+                       AnyTypeOf<[Gacc_FloatTensor, Gacc_IndexTensor]>:$rhs);
   let results = (outs Gacc_MaskTensor:$result);
   let assemblyFormat = [{
     `` $predicate $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)
@@ -837,6 +840,14 @@ def Gacc_CrossEntropyOp : Gacc_Op<"cross_entropy", [Pure, DeclareOpInterfaceMeth
   let assemblyFormat = [{
     `` $reduction $logits `,` $targets (`ignore_index` `=` $ignore_index^)?
     attr-dict `:` type($logits) `,` type($targets)
+  }];
+  let extraClassDeclaration = [{
+    /// The ignore index as the signed id it is (-100), if set.
+    std::optional<int64_t> getIgnoredTarget() {
+      if (auto index = getIgnoreIndexAttr())
+        return index.getInt();
+      return std::nullopt;
+    }
   }];
 }
 

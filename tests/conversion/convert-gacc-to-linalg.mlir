@@ -87,6 +87,17 @@ func.func @quantize_dynamic(%x: tensor<16xf32>) -> tensor<16xf32> {
 
 // -----
 
+// Ids compare as signed integers (-100, an ignored target, is below 0).
+// CHECK-LABEL: func.func @compare_ids
+func.func @compare_ids(%ids: tensor<8xi32>, %zero: tensor<i32>) -> tensor<8xi1> {
+  // CHECK: linalg.generic
+  // CHECK: arith.cmpi sge
+  %y = gacc.compare ge %ids, %zero : tensor<8xi32>, tensor<i32>
+  return %y : tensor<8xi1>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @reduce_max
 func.func @reduce_max(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
   // CHECK: arith.constant 0xFF800000 : f32

@@ -70,6 +70,10 @@ func.func @elementwise(%a: tensor<2x4xf32>, %b: tensor<4xf32>, %s: tensor<f32>) 
   %cmp = gacc.compare ge %e, %s : tensor<2x4xf32>, tensor<f32>
   // CHECK: gacc.compare ne %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<2x4xf32>
   %cmp2 = gacc.compare ne %b, %e : tensor<4xf32>, tensor<2x4xf32>
+  // CHECK: gacc.compare lt %{{.*}}, %{{.*}} : tensor<2x4xi32>, tensor<i32>
+  %ids = gacc.constant dense<3> : tensor<2x4xi32>
+  %classes = gacc.constant dense<5> : tensor<i32>
+  %cmp3 = gacc.compare lt %ids, %classes : tensor<2x4xi32>, tensor<i32>
   // CHECK: gacc.gelu %{{.*}} : tensor<2x4xf32>
   %12 = gacc.gelu %11 : tensor<2x4xf32>
   // CHECK: gacc.gelu %{{.*}} approximation = tanh : tensor<2x4xf32>

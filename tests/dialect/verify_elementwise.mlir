@@ -102,9 +102,16 @@ func.func @f(%a: tensor<4x3xf32>, %b: tensor<2x3xf32>) {
 }
 
 // -----
-func.func @f(%a: tensor<4xi32>) {
-  // expected-error @+1 {{'gacc.compare' op operand #0 must be statically shaped tensor of 16-bit float}}
-  %0 = gacc.compare eq %a, %a : tensor<4xi32>, tensor<4xi32>
+func.func @f(%a: tensor<4xi32>, %b: tensor<4xi64>) {
+  // expected-error @+1 {{operand element types differ: 'i32' vs 'i64'}}
+  %0 = gacc.compare eq %a, %b : tensor<4xi32>, tensor<4xi64>
+  return
+}
+
+// -----
+func.func @f(%a: tensor<4xi1>) {
+  // expected-error @+1 {{gacc.compare compares floats or integer ids, not masks: 'tensor<4xi1>'}}
+  %0 = gacc.compare eq %a, %a : tensor<4xi1>, tensor<4xi1>
   return
 }
 

@@ -18,8 +18,10 @@ gacc.train_step @t model @m batch_size 10 micro_batch_size 4 optimizer #gacc.sgd
 // CHECK-DAG: %[[X:.*]] = gacc.load @x : tensor<10x4xf32>
 // CHECK-DAG: %[[Y:.*]] = gacc.load @y : tensor<10xi32>
 // token_mean: the non-ignored targets of the whole batch, counted first.
-// CHECK: %[[OH:.*]] = gacc.one_hot %[[Y]] : tensor<10xi32> -> tensor<10x3xf32>
-// CHECK: %[[COUNT:.*]] = gacc.reduce_sum %[[OH]] axes = [0, 1] : tensor<10x3xf32> -> tensor<f32>
+// CHECK: gacc.compare ge %[[Y]], %{{.*}} : tensor<10xi32>, tensor<i32>
+// CHECK: gacc.compare lt %[[Y]], %{{.*}} : tensor<10xi32>, tensor<i32>
+// CHECK: %[[COUNTED:.*]] = gacc.mul %{{.*}}, %{{.*}} : tensor<10xf32>, tensor<10xf32>
+// CHECK: %[[COUNT:.*]] = gacc.reduce_sum %[[COUNTED]] axes = [0] : tensor<10xf32> -> tensor<f32>
 // Every micro-batch's backward starts from 1 / count, so its gradients come
 // out normalized.
 // CHECK: %[[ONE:.*]] = gacc.constant dense<1.000000e+00> : tensor<f32>
@@ -106,5 +108,6 @@ func.func @flat() -> tensor<f32> {
 gacc.train_step @t model @flat batch_size 4 micro_batch_size 2 optimizer #gacc.sgd<lr = 0.1>
 // CHECK-LABEL: func.func @flat_grad()
 // CHECK: %[[Y:.*]] = gacc.load @y : tensor<4x2xi32>
-// CHECK: %[[OH:.*]] = gacc.one_hot %[[Y]] : tensor<4x2xi32> -> tensor<4x2x3xf32>
-// CHECK: gacc.reduce_sum %[[OH]] axes = [0, 1, 2] : tensor<4x2x3xf32> -> tensor<f32>
+// CHECK: gacc.compare ge %[[Y]], %{{.*}} : tensor<4x2xi32>, tensor<i32>
+// CHECK: %[[COUNTED:.*]] = gacc.mul %{{.*}}, %{{.*}} : tensor<4x2xf32>, tensor<4x2xf32>
+// CHECK: gacc.reduce_sum %[[COUNTED]] axes = [0, 1] : tensor<4x2xf32> -> tensor<f32>

@@ -61,6 +61,34 @@ gacc.train_step @t model @m batch_size 2 optimizer #gacc.sgd<lr = 0.1>
 
 // -----
 
+// A weight that every batch element reads (a linear layer over [B, T, C])
+// gets its gradient as one product over all B·T rows, read as a matrix
+// or transposed, not B products summed after.
+gacc.param @w : tensor<3x4xf32> = #gacc.init<normal, seed = 1>
+gacc.param @v : tensor<4x4xf32> = #gacc.init<normal, seed = 2>
+gacc.input @x : tensor<2x5x3xf32> features
+// CHECK-LABEL: func.func @m_grad
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<2x5x3xf32>
+  %w = gacc.load @w : tensor<3x4xf32>
+  %v = gacc.load @v : tensor<4x4xf32>
+  %h = gacc.matmul %x, %w : tensor<2x5x3xf32>, tensor<3x4xf32> -> tensor<2x5x4xf32>
+  %o = gacc.matmul %h, %v transpose_rhs : tensor<2x5x4xf32>, tensor<4x4xf32> -> tensor<2x5x4xf32>
+  %l = gacc.reduce_sum %o axes = [0, 1, 2] : tensor<2x5x4xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK: %[[H_ROWS:.*]] = gacc.reshape %{{.*}} : tensor<2x5x4xf32> -> tensor<10x4xf32>
+// CHECK: %[[DY_ROWS:.*]] = gacc.reshape %{{.*}} : tensor<2x5x4xf32> -> tensor<10x4xf32>
+// CHECK: gacc.matmul %[[DY_ROWS]], %[[H_ROWS]] transpose_lhs : tensor<10x4xf32>, tensor<10x4xf32> -> tensor<4x4xf32>
+// CHECK: %[[X_ROWS:.*]] = gacc.reshape %{{.*}} : tensor<2x5x3xf32> -> tensor<10x3xf32>
+// CHECK: %[[DH_ROWS:.*]] = gacc.reshape %{{.*}} : tensor<2x5x4xf32> -> tensor<10x4xf32>
+// CHECK: gacc.matmul %[[X_ROWS]], %[[DH_ROWS]] transpose_lhs : tensor<10x3xf32>, tensor<10x4xf32> -> tensor<3x4xf32>
+// CHECK-NOT: gacc.reduce_sum
+// CHECK: return
+gacc.train_step @t model @m batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+
+// -----
+
 gacc.param @w : tensor<3xf32> = #gacc.init<zeros>
 func.func @m() -> tensor<f32> {
   %w = gacc.load @w : tensor<3xf32>

@@ -12,17 +12,40 @@ func.func @softmax(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
   return %y : tensor<4x10xf32>
 }
 
-// Token-mean cross-entropy divides by the number of non-ignored targets,
-// counted from the one-hot rows.
+// Token-mean cross-entropy divides by the number of non-ignored targets:
+// those in [0, classes), counted from the targets (the one-hot's row sums,
+// without the one-hot).
 // CHECK-LABEL: func.func @token_mean
 func.func @token_mean(%l: tensor<2x3x5xf32>, %t: tensor<2x3xi32>) -> tensor<f32> {
+  // CHECK: %[[LOW:.*]] = gacc.compare ge %arg1, %{{.*}} : tensor<2x3xi32>, tensor<i32>
+  // CHECK: %[[IN_LOW:.*]] = gacc.select %[[LOW]]
+  // CHECK: %[[HIGH:.*]] = gacc.compare lt %arg1, %{{.*}} : tensor<2x3xi32>, tensor<i32>
+  // CHECK: %[[IN_HIGH:.*]] = gacc.select %[[HIGH]]
+  // CHECK: %[[COUNTED:.*]] = gacc.mul %[[IN_LOW]], %[[IN_HIGH]] : tensor<2x3xf32>, tensor<2x3xf32>
   // CHECK: %[[OH:.*]] = gacc.one_hot %arg1 : tensor<2x3xi32> -> tensor<2x3x5xf32>
   // CHECK: %[[P:.*]] = gacc.mul %[[OH]], %{{.*}} : tensor<2x3x5xf32>, tensor<2x3x5xf32>
   // CHECK: %[[PICKED:.*]] = gacc.reduce_sum %[[P]] axes = [0, 1, 2] : tensor<2x3x5xf32> -> tensor<f32>
-  // CHECK: %[[COUNT:.*]] = gacc.reduce_sum %[[OH]] axes = [0, 1, 2] : tensor<2x3x5xf32> -> tensor<f32>
+  // CHECK: %[[COUNT:.*]] = gacc.reduce_sum %[[COUNTED]] axes = [0, 1] : tensor<2x3xf32> -> tensor<f32>
   // CHECK: %[[Q:.*]] = gacc.div %[[PICKED]], %[[COUNT]]
   // CHECK: gacc.neg %[[Q]]
   %loss = gacc.cross_entropy token_mean %l, %t ignore_index = -100 : tensor<2x3x5xf32>, tensor<2x3xi32>
+  return %loss : tensor<f32>
+}
+
+// An ignore index that is a class (a padding id, 0 here) is tested for:
+// those positions are not counted, and their one-hot rows are zeroed.
+// CHECK-LABEL: func.func @padding_id
+func.func @padding_id(%l: tensor<2x3x5xf32>, %t: tensor<2x3xi32>) -> tensor<f32> {
+  // CHECK: %[[IN_RANGE:.*]] = gacc.mul %{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<2x3xf32>
+  // CHECK: %[[NOT_PAD:.*]] = gacc.compare ne %arg1, %{{.*}} : tensor<2x3xi32>, tensor<i32>
+  // CHECK: %[[KEPT:.*]] = gacc.select %[[NOT_PAD]]
+  // CHECK: %[[COUNTED:.*]] = gacc.mul %[[IN_RANGE]], %[[KEPT]] : tensor<2x3xf32>, tensor<2x3xf32>
+  // CHECK: %[[OH:.*]] = gacc.one_hot %arg1 : tensor<2x3xi32> -> tensor<2x3x5xf32>
+  // CHECK: %[[ROWS:.*]] = gacc.reshape %[[COUNTED]] : tensor<2x3xf32> -> tensor<2x3x1xf32>
+  // CHECK: %[[MASKED:.*]] = gacc.mul %[[OH]], %[[ROWS]] : tensor<2x3x5xf32>, tensor<2x3x1xf32>
+  // CHECK: gacc.mul %[[MASKED]], %{{.*}} : tensor<2x3x5xf32>, tensor<2x3x5xf32>
+  // CHECK: gacc.reduce_sum %[[COUNTED]] axes = [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  %loss = gacc.cross_entropy token_mean %l, %t ignore_index = 0 : tensor<2x3x5xf32>, tensor<2x3xi32>
   return %loss : tensor<f32>
 }
 

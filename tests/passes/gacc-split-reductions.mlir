@@ -99,8 +99,8 @@ func.func @in_loop(%arena: memref<524288xf64>, %s: memref<f64>) {
 
 // -----
 
-// Not split: a maximum, a sum into 512 outputs (max-outputs is 64), a sum
-// that reads its index, a count with no divisor up to 64
+// Not split: a maximum, a sum into 512 outputs (max-outputs is 64), a count
+// with no divisor up to 64
 // (a prime), a body that reads the running sum twice, and a scalar input
 // that is the output (read anew each iteration).
 // CHECK-LABEL: func.func @kept(
@@ -123,16 +123,6 @@ func.func @kept(%w: memref<512x4608xf32>, %p: memref<100003xf32>,
       ins(%w : memref<512x4608xf32>) outs(%r : memref<512xf32>) {
   ^bb0(%x: f32, %acc: f32):
     %sum = arith.addf %x, %acc : f32
-    linalg.yield %sum : f32
-  }
-  linalg.generic {indexing_maps = [#id2, #none2], iterator_types = ["reduction", "reduction"]}
-      ins(%w : memref<512x4608xf32>) outs(%s : memref<f32>) {
-  ^bb0(%x: f32, %acc: f32):
-    %i = linalg.index 0 : index
-    %ii = arith.index_cast %i : index to i32
-    %fi = arith.sitofp %ii : i32 to f32
-    %y = arith.mulf %x, %fi : f32
-    %sum = arith.addf %y, %acc : f32
     linalg.yield %sum : f32
   }
   linalg.generic {indexing_maps = [#id3, #none3], iterator_types = ["reduction"]}
@@ -248,6 +238,74 @@ func.func @few_outputs(%dy: memref<8x1024x128xf32>, %db: memref<128xf32>,
       ins(%dy2 : memref<8x1024x768xf32>) outs(%db2 : memref<768xf32>) {
   ^bb0(%g: f32, %acc: f32):
     %sum = arith.addf %acc, %g : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// A sum that reads its loop indices (a one-hot computed in it): the 8 rows
+// become parallel whole and the split column's index is rebuilt from its
+// parts (8 chunks of 2048).
+// CHECK-LABEL: func.func @indexed(
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : memref<8x8x2048xf32>)
+// CHECK: %[[ROW:.*]] = linalg.index 0 : index
+// CHECK: %[[CHUNK:.*]] = linalg.index 1 : index
+// CHECK: %[[IN_CHUNK:.*]] = linalg.index 2 : index
+// CHECK: %[[START:.*]] = arith.muli %[[CHUNK]], %c2048
+// CHECK: %[[COLUMN:.*]] = arith.addi %[[START]], %[[IN_CHUNK]]
+// CHECK: arith.cmpi eq, %[[ROW]], %[[COLUMN]]
+// GPU-LABEL: func.func @indexed(
+// GPU: memref.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [8, 256, 64]
+// GPU: arith.muli %{{.*}}, %c64
+#idx = affine_map<(d0, d1) -> (d0, d1)>
+#nonex = affine_map<(d0, d1) -> ()>
+func.func @indexed(%w: memref<8x16384xf32>, %s: memref<f32>) {
+  linalg.generic {indexing_maps = [#idx, #nonex], iterator_types = ["reduction", "reduction"]}
+      ins(%w : memref<8x16384xf32>) outs(%s : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %eq = arith.cmpi eq, %i, %j : index
+    %zero = arith.constant 0.0 : f32
+    %y = arith.select %eq, %x, %zero : f32
+    %sum = arith.addf %y, %acc : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// Into 4 outputs: the output's loop (d0) moves behind the partial sums'
+// (d1 whole, d2 split in 2), and a loop after the split one (d3) moves up
+// by one.
+// CHECK-LABEL: func.func @indexed_outputs(
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}} : memref<4x8x2x8192x2xf32>)
+// CHECK: %[[OUT:.*]] = linalg.index 2 : index
+// CHECK: %[[HALF:.*]] = linalg.index 1 : index
+// CHECK: %[[IN_HALF:.*]] = linalg.index 3 : index
+// CHECK: %[[START:.*]] = arith.muli %[[HALF]], %c8192
+// CHECK: %[[D2:.*]] = arith.addi %[[START]], %[[IN_HALF]]
+// CHECK: %[[D3:.*]] = linalg.index 4 : index
+// CHECK: arith.addi %[[OUT]], %[[D2]]
+// CHECK: arith.addi %{{.*}}, %[[D3]]
+#in5 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#out5 = affine_map<(d0, d1, d2, d3) -> (d0)>
+func.func @indexed_outputs(%w: memref<4x8x16384x2xf32>, %s: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#in5, #out5], iterator_types = ["parallel", "reduction", "reduction", "reduction"]}
+      ins(%w : memref<4x8x16384x2xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %i = linalg.index 0 : index
+    %k = linalg.index 2 : index
+    %l = linalg.index 3 : index
+    %ik = arith.addi %i, %k : index
+    %ikl = arith.addi %ik, %l : index
+    %n = arith.index_cast %ikl : index to i32
+    %f = arith.sitofp %n : i32 to f32
+    %y = arith.mulf %x, %f : f32
+    %sum = arith.addf %y, %acc : f32
     linalg.yield %sum : f32
   }
   return

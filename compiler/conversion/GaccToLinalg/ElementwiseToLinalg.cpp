@@ -62,10 +62,42 @@ struct LowerCast : OpRewritePattern<CastOp> {
   }
 };
 
+/// The signed integer comparison of `predicate` (ids are signed: -100 is
+/// an ignored target).
+arith::CmpIPredicate signedPredicate(ComparePredicate predicate) {
+  switch (predicate) {
+  case ComparePredicate::eq:
+    return arith::CmpIPredicate::eq;
+  case ComparePredicate::ne:
+    return arith::CmpIPredicate::ne;
+  case ComparePredicate::lt:
+    return arith::CmpIPredicate::slt;
+  case ComparePredicate::le:
+    return arith::CmpIPredicate::sle;
+  case ComparePredicate::gt:
+    return arith::CmpIPredicate::sgt;
+  case ComparePredicate::ge:
+    return arith::CmpIPredicate::sge;
+  }
+  llvm_unreachable("unknown comparison");
+}
+
 struct LowerCompare : OpRewritePattern<CompareOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CompareOp op,
                                 PatternRewriter &rewriter) const override {
+    if (isa<IntegerType>(getElementTypeOrSelf(op.getLhs().getType()))) {
+      arith::CmpIPredicate predicate = signedPredicate(op.getPredicate());
+      rewriter.replaceOp(
+          op, buildElementwise(
+                  rewriter, op.getLoc(), op.getType(), op->getOperands(),
+                  [&](OpBuilder &b, Location loc, ValueRange args) {
+                    return arith::CmpIOp::create(b, loc, predicate, args[0],
+                                                 args[1])
+                        .getResult();
+                  }));
+      return success();
+    }
     arith::CmpFPredicate predicate;
     switch (op.getPredicate()) {
     case ComparePredicate::eq:

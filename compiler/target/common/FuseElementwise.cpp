@@ -80,25 +80,14 @@ struct FuseSharedProducer : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
-/// Whether `producer` only rounds or widens its one input, elementwise and
-/// in place (a chain of truncf and extf from the input to the result, as
-/// mixed precision leaves between a matmul's f32 result and its f32
-/// consumers, the result at least as wide as the input), and every user is
-/// a generic it can fuse into: then each consumer converts for itself, and
-/// the converted tensor, written and read again, is never made. (Only when
-/// all of them fuse: a producer left for one consumer would keep its input
-/// alive as well. A narrowing alone stays: its consumers would read the
-/// wider input, and keep it alive longer.)
-bool isConversionForEveryUser(Operation *producer) {
-  auto generic = dyn_cast<linalg::GenericOp>(producer);
-  if (!generic || generic.getNumDpsInputs() != 1 ||
-      generic.getNumResults() != 1 ||
-      generic.getNumLoops() != generic.getNumParallelLoops())
+/// Whether `generic` only rounds or widens its one input, elementwise and in
+/// place: a chain of truncf and extf from the input to the result.
+bool isConversionChain(linalg::GenericOp generic) {
+  if (generic.getNumDpsInputs() != 1)
     return false;
   OpOperand *input = generic.getDpsInputOperand(0);
-  OpOperand *init = generic.getDpsInitOperand(0);
   if (generic.getMatchingIndexingMap(input) !=
-      generic.getMatchingIndexingMap(init))
+      generic.getMatchingIndexingMap(generic.getDpsInitOperand(0)))
     return false;
   Block &body = generic.getRegion().front();
   Value value = generic.getMatchingBlockArgument(input);
@@ -107,41 +96,127 @@ bool isConversionForEveryUser(Operation *producer) {
       return false;
     value = op.getResult(0);
   }
-  if (value == generic.getMatchingBlockArgument(input) ||
-      body.getTerminator()->getOperand(0) != value)
+  return value != generic.getMatchingBlockArgument(input) &&
+         body.getTerminator()->getOperand(0) == value;
+}
+
+/// Whether `producer` is cheap to compute again in each of its users, so
+/// that its value is never stored: an all-parallel generic with one result
+/// and a short body that does not read its output, reading at most one
+/// tensor as large as its result (indexed alike, no wider) and, besides,
+/// only much smaller ones (a row's maximum, a bias, scalars); every user a
+/// generic in its block that reads each element once (no broadcast: a
+/// row's value would be computed again for every column) and can fuse it.
+/// Computing it again keeps that one input alive where the result would
+/// have been, no more bytes, and saves writing the result and reading it
+/// back. With `anyBody` false, only a chain of truncf and extf from its
+/// input (mixed precision's 16-bit rounding between a matmul's f32 result
+/// and its f32 consumers) qualifies. (Only when all users can: a producer
+/// left for one user keeps its value stored anyway, and now its inputs
+/// too.)
+bool isRecomputableForEveryUser(Operation *producer, bool anyBody) {
+  // Long enough for GELU's tanh approximation and its derivative, short
+  // enough that chains fused into each other stay small.
+  constexpr int64_t kMaxBodyOps = 24;
+  // The other inputs together: at most this fraction of the result.
+  constexpr int64_t kSmallInputRatio = 16;
+  auto generic = dyn_cast<linalg::GenericOp>(producer);
+  if (!generic || generic.getNumResults() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      producer->hasOneUse() ||
+      generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)))
     return false;
-  auto elementWidth = [](Value v) {
-    return getElementTypeOrSelf(v.getType()).getIntOrFloatBitWidth();
-  };
-  if (elementWidth(generic.getResult(0)) < elementWidth(input->get()))
+  auto resultType = dyn_cast<RankedTensorType>(generic.getResult(0).getType());
+  if (!resultType || !resultType.hasStaticShape() ||
+      !resultType.getElementType().isIntOrFloat())
     return false;
-  return llvm::all_of(producer->getUses(), [](OpOperand &use) {
+  Block &body = generic.getRegion().front();
+  if (int64_t(body.getOperations().size()) > kMaxBodyOps + 1 ||
+      llvm::any_of(body.without_terminator(),
+                   [](Operation &op) { return !isPure(&op); }))
+    return false;
+  if (!anyBody && !isConversionChain(generic))
+    return false;
+  int64_t resultElements = resultType.getNumElements();
+  AffineMap resultMap =
+      generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+  Value large;
+  int64_t smallElements = 0;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    auto type = dyn_cast<ShapedType>(input->get().getType());
+    if (!type) { // A scalar.
+      ++smallElements;
+      continue;
+    }
+    if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+      return false;
+    if (type.getNumElements() * kSmallInputRatio <= resultElements) {
+      smallElements += type.getNumElements();
+      continue;
+    }
+    if ((large && large != input->get()) ||
+        generic.getMatchingIndexingMap(input) != resultMap ||
+        type.getElementType().getIntOrFloatBitWidth() >
+            resultType.getElementType().getIntOrFloatBitWidth())
+      return false;
+    large = input->get();
+  }
+  if (smallElements * kSmallInputRatio > resultElements)
+    return false;
+  return llvm::all_of(producer->getUses(), [&](OpOperand &use) {
     auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
-    return consumer && consumer.isDpsInput(&use) &&
+    return consumer && consumer->getBlock() == producer->getBlock() &&
+           consumer.isDpsInput(&use) &&
+           consumer.getMatchingIndexingMap(&use).isPermutation() &&
            linalg::areElementwiseOpsFusable(&use);
   });
 }
 
+/// Gives each user of a producer that is cheap to compute again its own
+/// copy, just before it; elementwise fusion then folds each copy into its
+/// user (linalg's fusion of a producer with several users would instead
+/// keep computing and storing its value in the first user it fuses into).
+struct RecomputeSharedProducer : OpRewritePattern<linalg::GenericOp> {
+  RecomputeSharedProducer(MLIRContext *context, bool anyBody)
+      : OpRewritePattern(context), anyBody(anyBody) {}
+  LogicalResult matchAndRewrite(linalg::GenericOp producer,
+                                PatternRewriter &rewriter) const override {
+    if (!isRecomputableForEveryUser(producer, anyBody))
+      return failure();
+    for (OpOperand &use : llvm::make_early_inc_range(producer->getUses())) {
+      rewriter.setInsertionPoint(use.getOwner());
+      Operation *copy = rewriter.clone(*producer);
+      rewriter.modifyOpInPlace(use.getOwner(),
+                               [&] { use.set(copy->getResult(0)); });
+    }
+    rewriter.eraseOp(producer);
+    return success();
+  }
+  bool anyBody;
+};
+
 struct FuseElementwisePass
     : public gacc::impl::FuseElementwiseBase<FuseElementwisePass> {
+  using FuseElementwiseBase::FuseElementwiseBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     // As linalg-fuse-elementwise-ops: fuse producers with one use (upstream
-    // recomputes a shared producer in each consumer; FuseSharedProducer
-    // handles those, isConversionForEveryUser the 16-bit roundings, cheaper
-    // to repeat than to store), but never into or out of a named
-    // contraction, which would become a generic (reshapes fold by
-    // expanding their producer's or consumer's loops).
+    // keeps a shared producer's value as a result of the first consumer it
+    // fuses into; RecomputeSharedProducer copies the cheap ones for each
+    // user first, FuseSharedProducer handles values written to slots), but
+    // never into or out of a named contraction, which would become a
+    // generic (reshapes fold by expanding their producer's or consumer's
+    // loops).
     linalg::ControlFusionFn control = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
-      return producer &&
-             (producer->hasOneUse() || isConversionForEveryUser(producer)) &&
+      return producer && producer->hasOneUse() &&
              !isa<linalg::ContractionOpInterface>(producer) &&
              !isa<linalg::ContractionOpInterface>(fused->getOwner());
     };
     MLIRContext *context = &getContext();
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     patterns.add<FuseSharedProducer>(context);
+    patterns.add<RecomputeSharedProducer>(context, recomputeProducers);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
     // A reshape that regroups dimensions (a collapse, then an expansion)
     // becomes expansion first, so each half folds into its generic.

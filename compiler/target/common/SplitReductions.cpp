@@ -18,8 +18,7 @@ namespace {
 /// Whether `generic` adds into its one output (`out + x`, the output's
 /// block argument used once) indexed by its parallel loops alone, each once
 /// (a projected permutation), over buffers of static shapes, with at least
-/// one reduction loop, without linalg.index and without reading its output
-/// through an input.
+/// one reduction loop, without reading its output through an input.
 bool isSplittableSum(linalg::GenericOp generic) {
   if (!generic.hasPureBufferSemantics() || generic.getNumDpsInits() != 1 ||
       generic.getNumReductionLoops() == 0 ||
@@ -46,9 +45,6 @@ bool isSplittableSum(linalg::GenericOp generic) {
     if (gacc::mayOverlap(input, out))
       return false;
   Block &body = generic.getRegion().front();
-  if (body.walk([](linalg::IndexOp) { return WalkResult::interrupt(); })
-          .wasInterrupted())
-    return false;
   BlockArgument acc = generic.getRegionOutputArgs()[0];
   auto sum = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
   return sum && acc.hasOneUse() && (sum.getLhs() == acc || sum.getRhs() == acc);
@@ -235,6 +231,35 @@ struct SplitReductionsPass
                                                  ValueRange{partial}, inputMaps,
                                                  orderedIterators);
     partialSums.getRegion().takeBody(sum.getRegion());
+    // The body's loop indices (a one-hot computed in the sum) follow their
+    // loops; the split loop's is rebuilt from its two parts.
+    auto position = [&](unsigned dim) {
+      return cast<AffineDimExpr>(moved[dim]).getPosition();
+    };
+    SmallVector<linalg::IndexOp> indices;
+    partialSums.getRegion().walk([&](linalg::IndexOp index) {
+      if (index->getParentOp() == partialSums) // Not a nested linalg op's.
+        indices.push_back(index);
+    });
+    for (linalg::IndexOp index : indices) {
+      OpBuilder at(index);
+      Location where = index.getLoc();
+      unsigned dim = index.getDim();
+      Value replacement;
+      if (splitLoop && dim == splitLoop->first) {
+        auto [split, outer] = *splitLoop;
+        Value high = linalg::IndexOp::create(at, where, position(split));
+        Value low = linalg::IndexOp::create(at, where, position(split + 1));
+        Value inner =
+            arith::ConstantIndexOp::create(at, where, ranges[split] / outer);
+        replacement = arith::AddIOp::create(
+            at, where, arith::MulIOp::create(at, where, high, inner), low);
+      } else {
+        replacement = linalg::IndexOp::create(at, where, position(newDim(dim)));
+      }
+      index.replaceAllUsesWith(replacement);
+      index.erase();
+    }
 
     // The total adds the partial sums in order to what it held: loops over
     // the output's dimensions, then over the partial sums'.
