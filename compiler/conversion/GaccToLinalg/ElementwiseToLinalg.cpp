@@ -82,54 +82,46 @@ arith::CmpIPredicate signedPredicate(ComparePredicate predicate) {
   llvm_unreachable("unknown comparison");
 }
 
+/// The float comparison of `predicate`: false on NaN, except `ne` (true,
+/// like IEEE !=).
+arith::CmpFPredicate floatPredicate(ComparePredicate predicate) {
+  switch (predicate) {
+  case ComparePredicate::eq:
+    return arith::CmpFPredicate::OEQ;
+  case ComparePredicate::ne:
+    return arith::CmpFPredicate::UNE;
+  case ComparePredicate::lt:
+    return arith::CmpFPredicate::OLT;
+  case ComparePredicate::le:
+    return arith::CmpFPredicate::OLE;
+  case ComparePredicate::gt:
+    return arith::CmpFPredicate::OGT;
+  case ComparePredicate::ge:
+    return arith::CmpFPredicate::OGE;
+  }
+  llvm_unreachable("unknown comparison");
+}
+
 struct LowerCompare : OpRewritePattern<CompareOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CompareOp op,
                                 PatternRewriter &rewriter) const override {
-    if (isa<IntegerType>(getElementTypeOrSelf(op.getLhs().getType()))) {
-      arith::CmpIPredicate predicate = signedPredicate(op.getPredicate());
-      rewriter.replaceOp(
-          op, buildElementwise(
-                  rewriter, op.getLoc(), op.getType(), op->getOperands(),
-                  [&](OpBuilder &b, Location loc, ValueRange args) {
-                    return arith::CmpIOp::create(b, loc, predicate, args[0],
-                                                 args[1])
-                        .getResult();
-                  }));
-      return success();
-    }
-    arith::CmpFPredicate predicate;
-    switch (op.getPredicate()) {
-    case ComparePredicate::eq:
-      predicate = arith::CmpFPredicate::OEQ;
-      break;
-    case ComparePredicate::ne: // true on NaN, like IEEE !=
-      predicate = arith::CmpFPredicate::UNE;
-      break;
-    case ComparePredicate::lt:
-      predicate = arith::CmpFPredicate::OLT;
-      break;
-    case ComparePredicate::le:
-      predicate = arith::CmpFPredicate::OLE;
-      break;
-    case ComparePredicate::gt:
-      predicate = arith::CmpFPredicate::OGT;
-      break;
-    case ComparePredicate::ge:
-      predicate = arith::CmpFPredicate::OGE;
-      break;
-    }
+    bool ids = isa<IntegerType>(getElementTypeOrSelf(op.getLhs().getType()));
+    ComparePredicate predicate = op.getPredicate();
     rewriter.replaceOp(
-        op, buildElementwise(rewriter, op.getLoc(), op.getType(),
-                             op->getOperands(),
-                             [&](OpBuilder &b, Location loc, ValueRange args) {
-                               return arith::CmpFOp::create(b, loc, predicate,
-                                                            args[0], args[1])
-                                   .getResult();
-                             }));
+        op, buildElementwise(
+                rewriter, op.getLoc(), op.getType(), op->getOperands(),
+                [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                  if (ids)
+                    return arith::CmpIOp::create(
+                        b, loc, signedPredicate(predicate), args[0], args[1]);
+                  return arith::CmpFOp::create(
+                      b, loc, floatPredicate(predicate), args[0], args[1]);
+                }));
     return success();
   }
 };
+
 /// The dynamic map of `isSigned`, as a constant tensor the bodies index.
 Value buildDynamicMap(OpBuilder &b, Location loc, bool isSigned) {
   ArrayRef<float> map = QuantizeDynamicOp::getDynamicMap(isSigned);
