@@ -215,7 +215,8 @@ FailureOr<CodegenTarget> parseCodegenTarget(StringRef name,
 /// gacc → fused linalg on tensors for `target`: on the CUDA targets, where
 /// memory traffic rather than arithmetic bounds elementwise work, cheap
 /// elementwise values are computed again in each user instead of stored
-/// (gacc-fuse-elementwise's recompute-producers).
+/// (gacc-fuse-elementwise's recompute-producers; on 2 CPU cores it saved
+/// memory but slowed GPT-2-small width by 5%: bench/RESULTS.md).
 void buildGaccToLinalgPipeline(OpPassManager &pm, StepTarget target);
 
 struct GaccToLinalgOptions : public PassPipelineOptions<GaccToLinalgOptions> {
