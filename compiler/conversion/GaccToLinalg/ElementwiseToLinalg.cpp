@@ -62,42 +62,25 @@ struct LowerCast : OpRewritePattern<CastOp> {
   }
 };
 
-/// The signed integer comparison of `predicate` (ids are signed: -100 is
-/// an ignored target).
-arith::CmpIPredicate signedPredicate(ComparePredicate predicate) {
+/// The arith comparisons of `predicate`: on ids, signed (-100 is an ignored
+/// target); on floats, false on NaN except `ne` (true, like IEEE !=).
+std::pair<arith::CmpIPredicate, arith::CmpFPredicate>
+arithPredicates(ComparePredicate predicate) {
+  using I = arith::CmpIPredicate;
+  using F = arith::CmpFPredicate;
   switch (predicate) {
   case ComparePredicate::eq:
-    return arith::CmpIPredicate::eq;
+    return {I::eq, F::OEQ};
   case ComparePredicate::ne:
-    return arith::CmpIPredicate::ne;
+    return {I::ne, F::UNE};
   case ComparePredicate::lt:
-    return arith::CmpIPredicate::slt;
+    return {I::slt, F::OLT};
   case ComparePredicate::le:
-    return arith::CmpIPredicate::sle;
+    return {I::sle, F::OLE};
   case ComparePredicate::gt:
-    return arith::CmpIPredicate::sgt;
+    return {I::sgt, F::OGT};
   case ComparePredicate::ge:
-    return arith::CmpIPredicate::sge;
-  }
-  llvm_unreachable("unknown comparison");
-}
-
-/// The float comparison of `predicate`: false on NaN, except `ne` (true,
-/// like IEEE !=).
-arith::CmpFPredicate floatPredicate(ComparePredicate predicate) {
-  switch (predicate) {
-  case ComparePredicate::eq:
-    return arith::CmpFPredicate::OEQ;
-  case ComparePredicate::ne:
-    return arith::CmpFPredicate::UNE;
-  case ComparePredicate::lt:
-    return arith::CmpFPredicate::OLT;
-  case ComparePredicate::le:
-    return arith::CmpFPredicate::OLE;
-  case ComparePredicate::gt:
-    return arith::CmpFPredicate::OGT;
-  case ComparePredicate::ge:
-    return arith::CmpFPredicate::OGE;
+    return {I::sge, F::OGE};
   }
   llvm_unreachable("unknown comparison");
 }
@@ -107,16 +90,18 @@ struct LowerCompare : OpRewritePattern<CompareOp> {
   LogicalResult matchAndRewrite(CompareOp op,
                                 PatternRewriter &rewriter) const override {
     bool ids = isa<IntegerType>(getElementTypeOrSelf(op.getLhs().getType()));
-    ComparePredicate predicate = op.getPredicate();
+    // (Not structured bindings: C++17 lambdas cannot capture them.)
+    std::pair<arith::CmpIPredicate, arith::CmpFPredicate> predicates =
+        arithPredicates(op.getPredicate());
     rewriter.replaceOp(
         op, buildElementwise(
                 rewriter, op.getLoc(), op.getType(), op->getOperands(),
                 [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
                   if (ids)
-                    return arith::CmpIOp::create(
-                        b, loc, signedPredicate(predicate), args[0], args[1]);
-                  return arith::CmpFOp::create(
-                      b, loc, floatPredicate(predicate), args[0], args[1]);
+                    return arith::CmpIOp::create(b, loc, predicates.first,
+                                                 args[0], args[1]);
+                  return arith::CmpFOp::create(b, loc, predicates.second,
+                                               args[0], args[1]);
                 }));
     return success();
   }
