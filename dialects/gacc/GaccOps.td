@@ -407,7 +407,9 @@ class Gacc_ReduceOp<string mnemonic, string what>
   let description = [{
     Reduces the dimensions listed in `axes` (non-empty, strictly increasing,
     each below the rank) to their }] # what # [{. With `keepdims` they stay
-    as dimensions of size 1.
+    as dimensions of size 1. Sums and means of f16 or bf16 elements add in
+    f32 and round the result once, as PyTorch's do (a bias gradient adds
+    thousands of rows, which 8 bits of mantissa would drop).
 
     ```mlir
     %r = gacc.}] # mnemonic # [{ %x axes = [1] : tensor<64x10xf32> -> tensor<64xf32>

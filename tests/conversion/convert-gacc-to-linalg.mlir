@@ -109,6 +109,27 @@ func.func @reduce_max(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
 
 // -----
 
+// A bf16 sum (a bias gradient in a bf16 step) adds in f32 and rounds once;
+// a bf16 maximum, exact in any type, stays bf16.
+// CHECK-LABEL: func.func @reduce_sum_bf16
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[ACC:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<32xf32>)
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction", "parallel"]} ins(%{{.*}} : tensor<8x16x32xbf16>) outs(%[[ACC]] : tensor<32xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: bf16, %[[OUT:.*]]: f32):
+// CHECK-NEXT: %[[WIDE:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NEXT: %[[ADDED:.*]] = arith.addf %[[WIDE]], %[[OUT]] : f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<8x1x1xbf16>)
+// CHECK-NEXT: ^bb0(%{{.*}}: bf16, %{{.*}}: bf16):
+// CHECK-NEXT: arith.maximumf %{{.*}} : bf16
+func.func @reduce_sum_bf16(%x: tensor<8x16x32xbf16>) -> (tensor<32xbf16>, tensor<8x1x1xbf16>) {
+  %s = gacc.reduce_sum %x axes = [0, 1] : tensor<8x16x32xbf16> -> tensor<32xbf16>
+  %m = gacc.reduce_max %x axes = [1, 2] keepdims : tensor<8x16x32xbf16> -> tensor<8x1x1xbf16>
+  return %s, %m : tensor<32xbf16>, tensor<8x1x1xbf16>
+}
+
+// -----
+
 // A transpose is a generic reading the input through the permutation (so
 // that fusion folds it away); a reshape is a collapse and/or an expansion
 // (which fusion folds through), runs of dimensions of equal size, a unit

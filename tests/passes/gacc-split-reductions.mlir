@@ -1,6 +1,7 @@
 // RUN: gacc-opt %s --split-input-file --gacc-split-reductions="max-outputs=64 parallelism=64 partial-bytes=64" | FileCheck %s
 // RUN: gacc-opt %s --split-input-file --gacc-split-reductions="max-outputs=64 parallelism=64 partial-bytes=64 min-elements=10000000" | FileCheck %s --check-prefix=SMALL
 // RUN: gacc-opt %s --split-input-file --gacc-split-reductions="max-outputs=256 parallelism=2048" | FileCheck %s --check-prefix=GPU
+// RUN: gacc-opt %s --split-input-file --gacc-split-reductions="max-outputs=256 parallelism=2048 column-rows=32" | FileCheck %s --check-prefix=COLUMNS
 
 // The CPU's settings (64 partial sums, a cache line each) and CUDA's (2048,
 // adjacent).
@@ -306,6 +307,77 @@ func.func @indexed_outputs(%w: memref<4x8x16384x2xf32>, %s: memref<4xf32>) {
     %f = arith.sitofp %n : i32 to f32
     %y = arith.mulf %x, %f : f32
     %sum = arith.addf %y, %acc : f32
+    linalg.yield %sum : f32
+  }
+  return
+}
+
+// -----
+
+// Sums down columns with column-rows=32 (CUDA's), whatever their outputs:
+// a bf16 bias gradient of GPT-2's width into `[1, 1, 768]` (the output
+// indexed by 0s) becomes 8 x 32 partial sums of 32 rows each, laid out
+// before the output's dimensions, consecutive columns in consecutive loop
+// points; a layer norm's weight gradient with broadcast statistics reads
+// down columns too; a 128-wide bias gradient as well (1024 rows, 32 partial
+// sums). A softmax's row sum reads along its rows and stays whole.
+// COLUMNS-DAG: #[[COL_IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>
+// COLUMNS-DAG: #[[COL_PARTIAL:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0, d2)>
+// COLUMNS-DAG: #[[COL_SUM_IN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4, d0, d1, d2)>
+// COLUMNS-DAG: #[[COL_SUM_OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
+// COLUMNS-LABEL: func.func @columns(
+// COLUMNS-SAME: %[[DY:[^:]*]]: memref<8x1024x768xbf16>, %[[DB:[^:]*]]: memref<1x1x768xf32>
+// COLUMNS: %[[SMALL_P:.*]] = memref.alloca() {alignment = 16 : i64} : memref<32x128xf32>
+// COLUMNS: %[[LN_P:.*]] = memref.alloca() {alignment = 16 : i64} : memref<8x32x768xf32>
+// COLUMNS: %[[P:.*]] = memref.alloca() {alignment = 16 : i64} : memref<8x32x1x1x768xf32>
+// COLUMNS: %[[ROWS:.*]] = memref.expand_shape %[[DY]] {{\[\[}}0], [1, 2], [3]] output_shape [8, 32, 32, 768]
+// COLUMNS: linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<8x32x1x1x768xf32>)
+// COLUMNS: linalg.generic {indexing_maps = [#[[COL_IN]], #[[COL_PARTIAL]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[ROWS]] : memref<8x32x32x768xbf16>) outs(%[[P]] : memref<8x32x1x1x768xf32>)
+// COLUMNS: arith.extf
+// COLUMNS: linalg.generic {indexing_maps = [#[[COL_SUM_IN]], #[[COL_SUM_OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[P]] : memref<8x32x1x1x768xf32>) outs(%[[DB]] : memref<1x1x768xf32>)
+// COLUMNS: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<8x32x32x768xf32>, memref<8x32x32x1xf32>) outs(%[[LN_P]] : memref<8x32x768xf32>)
+// COLUMNS: linalg.generic {{.*}} ins(%[[LN_P]] : memref<8x32x768xf32>) outs(%{{.*}} : memref<768xf32>)
+// COLUMNS: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : memref<32x32x128xf32>) outs(%[[SMALL_P]] : memref<32x128xf32>)
+// COLUMNS: linalg.generic {{.*}} ins(%[[SMALL_P]] : memref<32x128xf32>) outs(%{{.*}} : memref<128xf32>)
+// COLUMNS: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : memref<8192x768xf32>) outs(%{{.*}} : memref<8192x1xf32>)
+// COLUMNS-NEXT: ^bb0
+// COLUMNS: return
+#c_in = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#c_out = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+#c_stat = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#c_vec = affine_map<(d0, d1, d2) -> (d2)>
+#c_small_in = affine_map<(d0, d1) -> (d0, d1)>
+#c_small_out = affine_map<(d0, d1) -> (d1)>
+#c_row_out = affine_map<(d0, d1) -> (d0, 0)>
+func.func @columns(%dy: memref<8x1024x768xbf16>, %db: memref<1x1x768xf32>,
+                   %x: memref<8x1024x768xf32>, %rstd: memref<8x1024x1xf32>,
+                   %dw: memref<768xf32>, %g: memref<1024x128xf32>,
+                   %gb: memref<128xf32>, %scores: memref<8192x768xf32>,
+                   %rowsum: memref<8192x1xf32>) {
+  linalg.generic {indexing_maps = [#c_in, #c_out], iterator_types = ["reduction", "reduction", "parallel"]}
+      ins(%dy : memref<8x1024x768xbf16>) outs(%db : memref<1x1x768xf32>) {
+  ^bb0(%v: bf16, %acc: f32):
+    %e = arith.extf %v : bf16 to f32
+    %sum = arith.addf %e, %acc : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {indexing_maps = [#c_in, #c_stat, #c_vec], iterator_types = ["reduction", "reduction", "parallel"]}
+      ins(%x, %rstd : memref<8x1024x768xf32>, memref<8x1024x1xf32>) outs(%dw : memref<768xf32>) {
+  ^bb0(%v: f32, %r: f32, %acc: f32):
+    %n = arith.mulf %v, %r : f32
+    %sum = arith.addf %n, %acc : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {indexing_maps = [#c_small_in, #c_small_out], iterator_types = ["reduction", "parallel"]}
+      ins(%g : memref<1024x128xf32>) outs(%gb : memref<128xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %sum = arith.addf %v, %acc : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {indexing_maps = [#c_small_in, #c_row_out], iterator_types = ["parallel", "reduction"]}
+      ins(%scores : memref<8192x768xf32>) outs(%rowsum : memref<8192x1xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %sum = arith.addf %v, %acc : f32
     linalg.yield %sum : f32
   }
   return

@@ -12,7 +12,9 @@ using namespace mlir::gacc;
 
 namespace {
 /// reduce_sum / reduce_max: a generic with reduction iterators into a filled
-/// accumulator (0 or -inf).
+/// accumulator (0 or -inf). An f16 or bf16 sum adds in f32 and rounds once,
+/// as PyTorch's do: adding thousands of rows (a bias gradient) in 8 bits of
+/// mantissa would drop each once the sum is 256 times larger.
 template <typename ReduceOp, typename CombineOp>
 struct LowerReduce : OpRewritePattern<ReduceOp> {
   LowerReduce(MLIRContext *context, double identity)
@@ -40,17 +42,27 @@ struct LowerReduce : OpRewritePattern<ReduceOp> {
     SmallVector<AffineMap> maps = {
         rewriter.getMultiDimIdentityMap(input.getRank()),
         AffineMap::get(input.getRank(), 0, outExprs, context)};
+    Type narrow = result.getElementType();
+    bool widen = std::is_same_v<CombineOp, arith::AddFOp> &&
+                 narrow.getIntOrFloatBitWidth() < 32;
+    RankedTensorType accumulated =
+        widen ? result.clone(rewriter.getF32Type()) : result;
     Value init = filledTensor(
-        rewriter, loc, result,
-        rewriter.getFloatAttr(result.getElementType(), identity));
+        rewriter, loc, accumulated,
+        rewriter.getFloatAttr(accumulated.getElementType(), identity));
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, result, op.getInput(), init, maps, iterators,
-        [](OpBuilder &b, Location nestedLoc, ValueRange args) {
+        rewriter, loc, accumulated, op.getInput(), init, maps, iterators,
+        [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
+          Value element = args[0];
+          if (widen)
+            element =
+                arith::ExtFOp::create(b, nestedLoc, args[1].getType(), element);
           linalg::YieldOp::create(
               b, nestedLoc,
-              CombineOp::create(b, nestedLoc, args[0], args[1]).getResult());
+              CombineOp::create(b, nestedLoc, element, args[1]).getResult());
         });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(
+        op, convertElements(rewriter, loc, generic.getResult(0), narrow));
     return success();
   }
 

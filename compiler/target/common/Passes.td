@@ -105,6 +105,17 @@ def SplitReductions : GaccPass<"gacc-split-reductions"> {
     block each keeps the GPU busy, and rows such as softmax's keep their
     fused block-per-row kernels).
 
+    Sums down columns (`column-rows=N`, CUDA's 32) are split whatever their
+    outputs: a bias or layer-norm gradient sums `[rows, C]` into `[C]`, and
+    the last dimension of each input, its contiguous one, is an output's
+    loop (or broadcast). A block per column read those with a stride of a
+    row. Their outer reduction loops instead become partial sums of about
+    N rows each, laid out before the output's dimensions (`[partials][C]`),
+    so that consecutive threads (`gacc-cuda-block-reductions` leaves sums
+    of fewer than 64 elements to a loop in each thread) read consecutive
+    columns and write consecutive partial sums; a block per column then
+    adds the few partial sums.
+
     ```mlir
     linalg.generic {iterator_types = ["reduction", "reduction"]}
         ins(%w : memref<512x4608xf32>) outs(%s : memref<f32>) {
@@ -133,6 +144,10 @@ def SplitReductions : GaccPass<"gacc-split-reductions"> {
            "times partial sums each)">,
     Option<"partialBytes", "partial-bytes", "int64_t", "0",
            "Bytes from one partial sum to the next (0: adjacent)">,
+    Option<"columnRows", "column-rows", "int64_t", "0",
+           "Split sums down columns, whatever their outputs, into partial "
+           "sums of about this many rows laid out before the outputs (0: "
+           "no)">,
   ];
   let statistics = [
     Statistic<"numSplit", "num-split", "Sums split into partial sums">,

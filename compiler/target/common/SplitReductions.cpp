@@ -17,8 +17,9 @@ using utils::IteratorType;
 namespace {
 /// Whether `generic` adds into its one output (`out + x`, the output's
 /// block argument used once) indexed by its parallel loops alone, each once
-/// (a projected permutation), over buffers of static shapes, with at least
-/// one reduction loop, without reading its output through an input.
+/// (a projected permutation; a 0 for a dimension of 1, as in `[1, 1, C]`),
+/// over buffers of static shapes, with at least one reduction loop, without
+/// reading its output through an input.
 bool isSplittableSum(linalg::GenericOp generic) {
   if (!generic.hasPureBufferSemantics() || generic.getNumDpsInits() != 1 ||
       generic.getNumReductionLoops() == 0 ||
@@ -34,12 +35,12 @@ bool isSplittableSum(linalg::GenericOp generic) {
   if (!isa<FloatType>(element) || element.getIntOrFloatBitWidth() % 8)
     return false;
   AffineMap outMap = generic.getIndexingMapsArray().back();
-  if (!outMap.isProjectedPermutation())
+  if (!outMap.isProjectedPermutation(/*allowZeroInResults=*/true))
     return false;
   for (AffineExpr result : outMap.getResults())
-    if (generic.getIteratorTypesArray()[cast<AffineDimExpr>(result)
-                                            .getPosition()] !=
-        IteratorType::parallel)
+    if (auto dim = dyn_cast<AffineDimExpr>(result);
+        dim && generic.getIteratorTypesArray()[dim.getPosition()] !=
+                   IteratorType::parallel)
       return false;
   for (Value input : generic.getDpsInputs())
     if (gacc::mayOverlap(input, out))
@@ -48,6 +49,28 @@ bool isSplittableSum(linalg::GenericOp generic) {
   BlockArgument acc = generic.getRegionOutputArgs()[0];
   auto sum = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
   return sum && acc.hasOneUse() && (sum.getLhs() == acc || sum.getRhs() == acc);
+}
+
+/// Whether `sum` reads down columns: the last dimension of every input,
+/// its contiguous one, is an output's loop or broadcast (a constant), and
+/// of one input at least a loop. Then the threads of consecutive outputs
+/// read consecutive elements, and a partial sum is a run of rows.
+bool readsDownColumns(linalg::GenericOp sum) {
+  bool column = false;
+  for (OpOperand *input : sum.getDpsInputOperands()) {
+    AffineMap map = sum.getMatchingIndexingMap(input);
+    if (map.getNumResults() == 0)
+      continue;
+    AffineExpr last = map.getResults().back();
+    if (isa<AffineConstantExpr>(last))
+      continue;
+    auto dim = dyn_cast<AffineDimExpr>(last);
+    if (!dim || sum.getIteratorTypesArray()[dim.getPosition()] !=
+                    IteratorType::parallel)
+      return false;
+    column = true;
+  }
+  return column;
 }
 
 /// Whether every use of loop `dim` in `maps` is a whole result (`d_dim`,
@@ -91,13 +114,19 @@ struct SplitReductionsPass
       if (iterator == IteratorType::parallel)
         outputs *= range;
     }
-    if (elements < minElements || outputs >= maxOutputs)
+    // A sum down columns becomes partial sums of about `columnRows` rows,
+    // laid out before the output's dimensions (`[partials][C]`): a thread's
+    // loop over its rows, consecutive threads on consecutive columns.
+    bool columns = columnRows > 0 && readsDownColumns(sum);
+    if (elements < minElements || (!columns && outputs >= maxOutputs))
       return;
     // The outer reduction loops become parallel loops over partial sums:
     // whole while they are short, then the next one split in two (reshaping
     // the operands it indexes) by its largest divisor that gives no more
     // than the partial sums wanted.
-    int64_t wanted = llvm::divideCeil(parallelism, outputs), partials = 1;
+    int64_t wanted = columns ? elements / outputs / columnRows
+                             : llvm::divideCeil(parallelism, outputs);
+    int64_t partials = 1;
     SmallVector<unsigned> whole;
     std::optional<std::pair<unsigned, int64_t>> splitLoop;
     SmallVector<AffineMap> maps = sum.getIndexingMapsArray();
@@ -163,14 +192,13 @@ struct SplitReductionsPass
     }
 
     // The partial sums: the output's shape, then one dimension per loop
-    // made parallel (with padding after the last, a line per sum).
+    // made parallel (with padding after the last, a line per sum); down
+    // columns, those dimensions first.
     Value total = sum.getDpsInitOperand(0)->get();
     auto totalType = cast<MemRefType>(total.getType());
     Type element = totalType.getElementType();
-    SmallVector<int64_t> partialShape(totalType.getShape());
+    SmallVector<int64_t> partialShape;
     SmallVector<AffineExpr> partialResults;
-    for (AffineExpr result : sum.getIndexingMapsArray().back().getResults())
-      partialResults.push_back(result.replaceDims(replacements));
     // The loops after the split: the split loop's outer part is parallel
     // (the partial sums), its inner part a reduction. The loops made
     // parallel all precede or are the split loop, so keep their numbers.
@@ -191,8 +219,19 @@ struct SplitReductionsPass
       partialShape.push_back(partialRanges[dim]);
       partialResults.push_back(b.getAffineDimExpr(dim));
     }
-    int64_t padding = std::max<int64_t>(
-        partialBytes / (element.getIntOrFloatBitWidth() / 8), 1);
+    // The output's dimensions, after the partial sums' down columns, else
+    // before them.
+    unsigned outAt = columns ? partialShape.size() : 0;
+    partialShape.insert(partialShape.begin() + outAt,
+                        totalType.getShape().begin(),
+                        totalType.getShape().end());
+    for (AffineExpr result : sum.getIndexingMapsArray().back().getResults())
+      partialResults.insert(partialResults.begin() + outAt++,
+                            result.replaceDims(replacements));
+    int64_t padding =
+        columns ? 1
+                : std::max<int64_t>(
+                      partialBytes / (element.getIntOrFloatBitWidth() / 8), 1);
     if (padding > 1) {
       partialShape.push_back(padding);
       partialResults.push_back(b.getAffineConstantExpr(0));
@@ -274,6 +313,9 @@ struct SplitReductionsPass
       if (i < outRank)
         totalIndex.push_back(b.getAffineDimExpr(i));
     }
+    if (columns) // [partials][outputs]
+      std::rotate(partialIndex.begin(), partialIndex.begin() + outRank,
+                  partialIndex.end());
     if (padding > 1)
       partialIndex.push_back(b.getAffineConstantExpr(0));
     linalg::GenericOp::create(

@@ -51,14 +51,16 @@ std::string gacc::findCudaFile(StringRef relative) {
 void gacc::buildCudaKernelMappingPipeline(OpPassManager &pm) {
   OpPassManager &func = pm.nest<func::FuncOp>();
   // Enough partial sums for every multiprocessor to hold several blocks;
-  // from 256 outputs, a block each does that.
-  func.addPass(createSplitReductions(
-      SplitReductionsOptions{.maxOutputs = 256, .parallelism = 2048}));
+  // from 256 outputs, a block each does that. Column sums: a thread per 32
+  // rows of a column (below gacc-cuda-block-reductions' 64).
+  func.addPass(createSplitReductions(SplitReductionsOptions{
+      .maxOutputs = 256, .parallelism = 2048, .columnRows = 32}));
   func.addPass(createFlashAttention());
   func.addPass(createTileMatmuls());
   func.addPass(createBlockReductions());
   func.addPass(createCopiesToLinalg());
   func.addPass(createConvertLinalgToParallelLoopsPass());
+  func.addPass(createSumsInRegisters());
   func.addPass(createCollapseParallelLoops());
   func.addPass(createCanonicalizerPass());
   // Fixed tile bounds with an in-bounds check inside: min/max bounds are

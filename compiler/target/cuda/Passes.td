@@ -270,6 +270,50 @@ def DeviceAllocations : GaccPass<"gacc-cuda-device-allocations", "::mlir::func::
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def SumsInRegisters : GaccPass<"gacc-cuda-sums-in-registers"> {
+  let consumes = "loops from `convert-linalg-to-parallel-loops`";
+  let produces = "`scf.for` loops that carry their sums as `iter_args`";
+  let summary = "Keep a thread's running sum in a register, not in memory";
+  let description = [{
+    `convert-linalg-to-parallel-loops` gives a reduction that a thread
+    computes (one of fewer than 64 elements per output, such as
+    `gacc-split-reductions`' partial sums down columns) a loop that loads
+    the output's element, adds, and stores it back at every trip: two
+    memory accesses of the output per element read, which the kernel's
+    compiler cannot remove since the buffers are views of one arena. Here
+    such a loop loads the element once before it, carries it as an
+    `iter_args` value, and stores it once after; enclosing loops in turn.
+
+    It applies when the load precedes the store in the loop's body, both
+    at the same indices defined outside the loop, and nothing else in the
+    loop writes memory or reads bytes the output may share (`ArenaView`:
+    the memory plan places buffers in arenas). Loops inside `gpu.launch`
+    (kernels built by the passes before) are left alone.
+
+    ```mlir
+    scf.for %r = %c0 to %c32 step %c1 {
+      %x = memref.load %in[%p, %r, %c] : memref<256x32x768xbf16>
+      %acc = memref.load %partial[%p, %c] : memref<256x768xf32>
+      %sum = arith.addf (extf %x), %acc : f32
+      memref.store %sum, %partial[%p, %c] : memref<256x768xf32>
+    }
+    // becomes
+    %init = memref.load %partial[%p, %c] : memref<256x768xf32>
+    %total = scf.for %r = %c0 to %c32 step %c1 iter_args(%acc = %init) -> (f32) {
+      %x = memref.load %in[%p, %r, %c] : memref<256x32x768xbf16>
+      %sum = arith.addf (extf %x), %acc : f32
+      scf.yield %sum : f32
+    }
+    memref.store %total, %partial[%p, %c] : memref<256x768xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numCarried", "num-carried", "Elements carried by loops">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def CollapseParallelLoops : GaccPass<"gacc-cuda-collapse-parallel-loops"> {
   let consumes = "nested `scf.parallel` loops";
   let produces = "one collapsed parallel loop per kernel";
