@@ -1,4 +1,4 @@
-//===- SumsInRegisters.cpp - a thread's running sum kept in a register
+//===- SumsInRegisters.cpp - a thread's running sum kept in a register ----===//
 //-----===//
 
 #include "compiler/target/cuda/Passes.h"
