@@ -267,3 +267,120 @@ func.func @embedding_gradient(%batch: memref<?xi8> {gacc.arena = "batch"}, %hot:
       {gacc.embedding_gradient}
   return
 }
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+#col = affine_map<(m, n) -> (n)>
+#tr = affine_map<(m, n) -> (n, m)>
+
+// Epilogues. The rounding to bf16 and the bias add that read C just after
+// a bf16 linear layer run in the kernel, where C's element is in
+// registers: the kernel loads the bias at C's column and stores the bf16
+// result; C itself, read by nothing later, is never stored. When C is read
+// later (the copy), the kernel stores C and the result. The view made
+// between the matmul and its epilogue moves up, before the kernel.
+// CHECK-LABEL: func.func @epilogue
+// CHECK-SAME: (%[[X:[^:]*]]: memref<64x128xbf16>, %[[W:[^:]*]]: memref<256x128xbf16>, %[[BIAS:[^:]*]]: memref<256xbf16>, %[[ARENA:[^:]*]]: memref<?xi8>, %[[COPY:[^:]*]]: memref<64x256xf32>)
+// CHECK: %[[C:.*]] = memref.view %[[ARENA]]{{.*}} to memref<64x256xf32>
+// CHECK: %[[Y:.*]] = memref.view %[[ARENA]]{{.*}} to memref<64x256xbf16>
+// CHECK: gpu.launch
+// CHECK-NOT: memref.store %{{.*}}, %[[C]][
+// CHECK: %[[SUM:.*]] = arith.addf %{{.*}} : f32
+// CHECK-NOT: memref.store %{{.*}}, %[[C]][
+// CHECK: %[[B:.*]] = memref.load %[[BIAS]][%{{.*}}] : memref<256xbf16>
+// CHECK-NEXT: %[[R:.*]] = arith.truncf %[[SUM]] : f32 to bf16
+// CHECK-NEXT: %[[OUT:.*]] = arith.addf %[[R]], %[[B]] : bf16
+// CHECK-NEXT: memref.store %[[OUT]], %[[Y]]
+// CHECK-NOT: memref.store %{{.*}}, %[[C]][
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg.generic
+// CHECK: gpu.launch
+// CHECK: memref.store %[[SUM2:.*]], %[[C]]
+// CHECK: memref.load %[[BIAS]]
+// CHECK: memref.store %{{.*}}, %[[Y]]
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg.generic
+// CHECK: memref.copy %[[C]], %[[COPY]]
+func.func @epilogue(%x: memref<64x128xbf16>, %w: memref<256x128xbf16>, %bias: memref<256xbf16>,
+                    %arena: memref<?xi8>, %copy: memref<64x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %shift = arith.constant 65536 : index
+  %zero = arith.constant 0.0 : f32
+  %c = memref.view %arena[%c0][] : memref<?xi8> to memref<64x256xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x256xf32>)
+  linalg.contract indexing_maps = [#mk, #nk, #mn]
+      ins(%x, %w : memref<64x128xbf16>, memref<256x128xbf16>) outs(%c : memref<64x256xf32>)
+  %y = memref.view %arena[%shift][] : memref<?xi8> to memref<64x256xbf16>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<64x256xf32>, memref<256xbf16>) outs(%y : memref<64x256xbf16>) {
+  ^bb0(%in: f32, %b: bf16, %out: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    %s = arith.addf %r, %b : bf16
+    linalg.yield %s : bf16
+  }
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x256xf32>)
+  linalg.contract indexing_maps = [#mk, #nk, #mn]
+      ins(%x, %w : memref<64x128xbf16>, memref<256x128xbf16>) outs(%c : memref<64x256xf32>)
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<64x256xf32>, memref<256xbf16>) outs(%y : memref<64x256xbf16>) {
+  ^bb0(%in: f32, %b: bf16, %out: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    %s = arith.addf %r, %b : bf16
+    linalg.yield %s : bf16
+  }
+  memref.copy %c, %copy : memref<64x256xf32> to memref<64x256xf32>
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+#tr = affine_map<(m, n) -> (n, m)>
+
+// What stays an op of its own: an op that reads C transposed, one that
+// writes over the matmul's operand (blocks still read it while others
+// would store), and one after a copy (an op with memory effects between).
+// CHECK-LABEL: func.func @no_epilogue
+// CHECK: gpu.launch
+// CHECK: linalg.generic
+// CHECK: gpu.launch
+// CHECK: linalg.generic
+// CHECK: gpu.launch
+// CHECK: memref.copy
+// CHECK: linalg.generic
+func.func @no_epilogue(%x: memref<64x64xf32>, %w: memref<64x64xf32>, %c: memref<64x64xf32>,
+                       %y: memref<64x64xf32>, %other: memref<64x64xf32>) {
+  linalg.contract indexing_maps = [#mk, #nk, #mn]
+      ins(%x, %w : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<64x64xf32>) outs(%y : memref<64x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.mulf %in, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.contract indexing_maps = [#mk, #nk, #mn]
+      ins(%x, %w : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<64x64xf32>) outs(%x : memref<64x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.mulf %in, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.contract indexing_maps = [#mk, #nk, #mn]
+      ins(%x, %w : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  memref.copy %c, %other : memref<64x64xf32> to memref<64x64xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<64x64xf32>) outs(%y : memref<64x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.mulf %in, %in : f32
+    linalg.yield %s : f32
+  }
+  return
+}

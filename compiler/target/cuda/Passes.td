@@ -75,6 +75,22 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
     stored once as the fill's value plus its sum, C is not read, and the
     fill's kernel is gone.
 
+    Epilogues, as cuBLASLt's: the elementwise op that reads C just after
+    the matmul (the next op with memory effects; views and constants
+    between them move up) runs in the kernel where C's element is in
+    registers: the bias add, the 16-bit rounding, GELU, a residual add,
+    whatever its body of pure scalar ops computes. It must be a
+    `linalg.generic` of parallel loops over C's shape that reads C once
+    through the identity and writes one buffer through the identity; its
+    other inputs are loaded at C's element through their maps (a bias at
+    its column). Its result must share no byte with A or B (other blocks
+    still read them) nor with its other inputs (unless one is the result
+    itself, element for element). The kernel stores the op's result, and
+    C only where something reads C later (C not made in the matmul's
+    block, or a later use of its memory before a fill of all of it): in a
+    bf16 linear layer the f32 C is then never written, where it was
+    written and read back once each.
+
     Matmuls of f16 or bf16 operands into f32 go to the tensor cores
     instead: 64x64 tiles of C, or 128x128 where C has at least 128 rows and
     columns, 4 warps per block (32x4 threads), each warp computing a
@@ -123,6 +139,12 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
     }
     ```
   }];
+  let statistics = [
+    Statistic<"numEpilogues", "num-epilogues",
+              "Elementwise ops computed in a matmul's kernel">,
+    Statistic<"numCKept", "num-c-kept",
+              "Epilogues whose matmul stores C too">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",

@@ -19,8 +19,10 @@
 #include "compiler/target/cuda/Passes.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "passes/ArenaViews.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_TILEMATMULS
@@ -77,6 +79,82 @@ bool fitsTensorCores(linalg::LinalgOp op) {
          elementType(op.getDpsInits()[0]).isF32();
 }
 
+/// An elementwise op that reads C just after the matmul (a bias add, an
+/// activation, a residual add, the 16-bit rounding), which the kernel
+/// computes where it has C's element in registers: it stores the op's
+/// result, and C only if something reads C later.
+struct Epilogue {
+  linalg::GenericOp op;
+  /// The operand of `op` that reads C.
+  unsigned cOperand;
+  /// Whether C's values are read after `op`.
+  bool keepC;
+};
+
+/// The epilogue `op`'s kernel can take: the next op with memory effects
+/// after it, a linalg.generic of parallel loops over C's shape that reads C
+/// once through the identity and writes one other buffer through the
+/// identity, with a body of pure scalar ops. Its result must not share
+/// bytes with A or B (blocks still read them while others store), nor with
+/// its other inputs unless it is one of them element for element.
+std::optional<Epilogue> epilogueAfter(linalg::LinalgOp op) {
+  Operation *next = op->getNextNode();
+  while (next && isMemoryEffectFree(next))
+    next = next->getNextNode();
+  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!epilogue || !isTileable(epilogue) || epilogue.getNumDpsInits() != 1 ||
+      epilogue.getNumLoops() != epilogue.getNumParallelLoops())
+    return std::nullopt;
+  Value c = op.getDpsInits()[0];
+  Value result = epilogue.getDpsInits()[0];
+  AffineMap resultMap = epilogue.getIndexingMapsArray().back();
+  if (SmallVector<int64_t>(cast<MemRefType>(c.getType()).getShape()) !=
+          epilogue.getStaticLoopRanges() ||
+      !resultMap.isIdentity() || gacc::mayOverlap(result, c) ||
+      llvm::any_of(op.getDpsInputs(),
+                   [&](Value v) { return gacc::mayOverlap(result, v); }))
+    return std::nullopt;
+  std::optional<unsigned> cOperand;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    AffineMap map = epilogue.getMatchingIndexingMap(input);
+    if (input->get() == c) {
+      if (cOperand || !map.isIdentity())
+        return std::nullopt;
+      cOperand = input->getOperandNumber();
+    } else if (gacc::mayOverlap(input->get(), c) ||
+               (gacc::mayOverlap(input->get(), result) &&
+                !(gacc::isSameBuffer(input->get(), result) &&
+                  map == resultMap))) {
+      return std::nullopt;
+    }
+  }
+  if (!cOperand)
+    return std::nullopt;
+  for (Operation &inner : epilogue.getRegion().front().without_terminator())
+    if (!isPure(&inner) || inner.getNumRegions())
+      return std::nullopt;
+  // C is dead after the epilogue if C is made in the matmul's block (not a
+  // buffer carried between a loop's trips) and the first later use of its
+  // memory in that block, if any, is a fill of all of it.
+  Block *block = op->getBlock();
+  bool keepC = c.getParentBlock() != block;
+  Operation *firstLater = nullptr;
+  if (failed(gacc::walkAliasUses(c, [&](OpOperand &use) {
+        Operation *user = block->findAncestorOpInBlock(*use.getOwner());
+        if (!user)
+          keepC = true;
+        else if (epilogue->isBeforeInBlock(user) &&
+                 (!firstLater || user->isBeforeInBlock(firstLater)))
+          firstLater = user;
+        return success();
+      })))
+    keepC = true;
+  auto fill = dyn_cast_or_null<linalg::FillOp>(firstLater);
+  if (firstLater && !(fill && fill.getDpsInits()[0] == c))
+    keepC = true;
+  return Epilogue{epilogue, *cOperand, keepC};
+}
+
 /// What the two kernels share: the launch over C's tiles (the batch in
 /// blockIdx.z), the shared tiles of A and B and how they are filled, and
 /// the accumulation into C.
@@ -89,10 +167,12 @@ public:
   /// padded by kMmaRowPad: rows of K ([tile][depthStep + pad]) where K is
   /// contiguous, else k-major ([depthStep][tile + pad]).
   MatmulKernel(linalg::LinalgOp op, gacc::MatmulShape shape, Value initial,
-               int64_t tile, int64_t depthStep, bool tensorCores)
+               std::optional<Epilogue> epilogue, int64_t tile,
+               int64_t depthStep, bool tensorCores)
       : KernelIndexBuilder(op.getLoc(), op), shape(shape), tile(tile),
         depthStep(depthStep), out(op.getDpsInits()[0]), initial(initial),
-        maps(op.getIndexingMapsArray()), ranges(op.getStaticLoopRanges()) {
+        epilogue(epilogue), maps(op.getIndexingMapsArray()),
+        ranges(op.getStaticLoopRanges()) {
     batchLoops = ranges.size() - 3;
     rows = ranges[batchLoops];
     cols = ranges[batchLoops + 1];
@@ -190,15 +270,46 @@ public:
   }
 
   /// C[m][n] += `value` (C[m][n] = initial + `value` when C's fill was
-  /// taken in), where (m, n) is inside C.
+  /// taken in), where (m, n) is inside C; with an epilogue, its result at
+  /// that element instead (and C as well if C is read later).
   void accumulate(Value m, Value n, Value value) {
     Value inside = arith::AndIOp::create(b, less(m, rows), less(n, cols));
     ifThen(inside, [&] {
       SmallVector<Value> at = indices(maps[2], m, n, m);
       Value old = initial ? initial : memref::LoadOp::create(b, out, at);
-      memref::StoreOp::create(b, arith::AddFOp::create(b, old, value), out,
-                              at);
+      Value total = arith::AddFOp::create(b, old, value);
+      if (!epilogue || epilogue->keepC)
+        memref::StoreOp::create(b, total, out, at);
+      if (epilogue)
+        storeEpilogue(at, total);
     });
+  }
+
+  /// The epilogue's body at C's element `at` (the epilogue's loop indices,
+  /// C being read through the identity), C's value being `c`.
+  void storeEpilogue(ArrayRef<Value> at, Value c) {
+    linalg::GenericOp op = epilogue->op;
+    Block &body = op.getRegion().front();
+    IRMapping mapping;
+    for (OpOperand &operand : op->getOpOperands()) {
+      BlockArgument arg = body.getArgument(operand.getOperandNumber());
+      if (operand.getOperandNumber() == epilogue->cOperand)
+        mapping.map(arg, c);
+      else if (!arg.use_empty())
+        mapping.map(arg, memref::LoadOp::create(
+                             b, operand.get(),
+                             gacc::applyMap(
+                                 b, op.getMatchingIndexingMap(&operand), at)));
+    }
+    for (Operation &inner : body.without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(inner))
+        mapping.map(index.getResult(), at[index.getDim()]);
+      else
+        b.clone(inner, mapping);
+    }
+    memref::StoreOp::create(b,
+                            mapping.lookup(body.getTerminator()->getOperand(0)),
+                            op.getDpsInits()[0], at);
   }
 
   /// One of A and B on its way to the shared tiles.
@@ -225,6 +336,7 @@ public:
   Value out;
   /// C's value before the matmul, when a fill set all of it; else null.
   Value initial;
+  std::optional<Epilogue> epilogue;
   SmallVector<AffineMap> maps;
   SmallVector<int64_t> ranges;
   unsigned batchLoops;
@@ -371,8 +483,8 @@ private:
 
 /// The SGEMM kernel for `op` (loops (batch..., m, n, k)), before it.
 void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
-                     Value initial) {
-  MatmulKernel kernel(op, shape, initial, kTile, kSgemmDepth,
+                     Value initial, std::optional<Epilogue> epilogue) {
+  MatmulKernel kernel(op, shape, initial, epilogue, kTile, kSgemmDepth,
                       /*tensorCores=*/false);
   ImplicitLocOpBuilder &b = kernel.b;
   Type accType = kernel.accType;
@@ -427,11 +539,12 @@ void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
 /// The tensor-core kernel for `op`, before it (fragment layouts: see
 /// MmaFragments.h).
 void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
-                          Value initial) {
+                          Value initial, std::optional<Epilogue> epilogue) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   bool large = ranges[ranges.size() - 3] >= kLargeTile &&
                ranges[ranges.size() - 2] >= kLargeTile;
-  MatmulKernel kernel(op, shape, initial, large ? kLargeTile : kTile, kMmaDepth,
+  MatmulKernel kernel(op, shape, initial, epilogue, large ? kLargeTile : kTile,
+                      kMmaDepth,
                       /*tensorCores=*/true);
   ImplicitLocOpBuilder &b = kernel.b;
   int64_t warpTile = kernel.tile / 2;
@@ -616,13 +729,26 @@ struct TileMatmulsPass : public gacc::impl::TileMatmulsBase<TileMatmulsPass> {
           continue;
       linalg::FillOp fill = fillBefore(op);
       Value initial = fill ? fill.value() : Value();
+      std::optional<Epilogue> epilogue = epilogueAfter(op);
+      // The kernel goes where the matmul is: what the epilogue reads that
+      // is made between them (views, constants; no memory effects) moves
+      // up.
+      if (epilogue)
+        while (op->getNextNode() != epilogue->op)
+          op->getNextNode()->moveBefore(op);
       if (fitsTensorCores(op))
-        emitTensorCoreMatmul(op, shape, initial);
+        emitTensorCoreMatmul(op, shape, initial, epilogue);
       else
-        emitTiledMatmul(op, shape, initial);
+        emitTiledMatmul(op, shape, initial, epilogue);
       op.erase();
       if (fill)
         fill.erase();
+      if (epilogue) {
+        epilogue->op.erase();
+        ++numEpilogues;
+        if (epilogue->keepC)
+          ++numCKept;
+      }
     }
   }
 };
