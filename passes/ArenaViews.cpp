@@ -1,6 +1,7 @@
 //===- ArenaViews.cpp - which bytes of which memory a buffer is -----------===//
 
 #include "passes/ArenaViews.h"
+#include "dialects/gacc/GaccDialect.h"
 #include "dialects/gacc/GaccShapes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -164,6 +165,26 @@ ArenaView gacc::getArenaView(Value value) {
       return eitherBranch(branch, cast<OpResult>(value).getResultNumber());
     return rootView(ArenaView::Opaque, value);
   }
+}
+
+StringRef gacc::getArenaRole(Value memref) {
+  ArenaView view = getArenaView(memref);
+  auto argument = dyn_cast_or_null<BlockArgument>(view.root);
+  if (view.kind != ArenaView::Argument || !argument)
+    return "";
+  auto function =
+      dyn_cast<FunctionOpInterface>(argument.getOwner()->getParentOp());
+  if (!function)
+    return "";
+  unsigned index = argument.getArgNumber();
+  if (auto role = function.getArgAttrOfType<StringAttr>(
+          index, GaccDialect::ArenaAttrHelper::getNameStr()))
+    return role.getValue();
+  StringRef name = SymbolTable::getSymbolName(function).getValue();
+  if ((name == "gacc_step" || name == "gacc_eval") &&
+      function.getNumArguments() == std::size(kArenaRoles))
+    return kArenaRoles[index];
+  return "";
 }
 
 bool gacc::mayOverlap(Value a, Value b) {

@@ -64,6 +64,13 @@ struct ArenaView {
 /// What `memref` views.
 ArenaView getArenaView(Value memref);
 
+/// The role of the entry point's arena (kArenaRoles: state, batch, io,
+/// workspace) that `memref` views, or "" (another function's argument, an
+/// allocation, a value the analysis cannot see through). The argument's
+/// attribute says so until gacc-plan-buffers drops it; then the entry
+/// points gacc_step and gacc_eval take the arenas in that order.
+StringRef getArenaRole(Value memref);
+
 /// Whether the buffers `a` and `b` may touch a byte in common.
 bool mayOverlap(Value a, Value b);
 

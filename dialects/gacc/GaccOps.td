@@ -401,15 +401,13 @@ def Gacc_BroadcastOp : Gacc_Op<"broadcast", [Pure, DeclareOpInterfaceMethods<Gac
   let hasFolder = 1;
 }
 
-class Gacc_ReduceOp<string mnemonic, string what>
+class Gacc_ReduceOp<string mnemonic, string what, string precision = "">
     : Gacc_Op<mnemonic, [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {
   let summary = "The " # what # " over axes";
   let description = [{
     Reduces the dimensions listed in `axes` (non-empty, strictly increasing,
     each below the rank) to their }] # what # [{. With `keepdims` they stay
-    as dimensions of size 1. Sums and means of f16 or bf16 elements add in
-    f32 and round the result once, as PyTorch's do (a bias gradient adds
-    thousands of rows, which 8 bits of mantissa would drop).
+    as dimensions of size 1.}] # precision # [{
 
     ```mlir
     %r = gacc.}] # mnemonic # [{ %x axes = [1] : tensor<64x10xf32> -> tensor<64xf32>
@@ -431,8 +429,11 @@ class Gacc_ReduceOp<string mnemonic, string what>
   }];
 }
 
-def Gacc_ReduceSumOp : Gacc_ReduceOp<"reduce_sum", "sum">;
-def Gacc_ReduceMeanOp : Gacc_ReduceOp<"reduce_mean", "mean">;
+def Gacc_ReduceSumOp : Gacc_ReduceOp<"reduce_sum", "sum", [{ An f16 or bf16
+    sum adds in f32 and rounds once, as PyTorch's does (a bias gradient adds
+    thousands of rows, which 8 bits of mantissa would drop).}]>;
+def Gacc_ReduceMeanOp : Gacc_ReduceOp<"reduce_mean", "mean", [{ An f16 or
+    bf16 mean is that sum, rounded, then divided.}]>;
 def Gacc_ReduceMaxOp : Gacc_ReduceOp<"reduce_max", "maximum">;
 
 def Gacc_ReshapeOp : Gacc_Op<"reshape", [Pure, DeclareOpInterfaceMethods<Gacc_VJPOpInterface>]> {

@@ -69,14 +69,15 @@ func.func @nested(%in: memref<8x32x768xf32>, %out: memref<768xf32>) {
 // -----
 
 // What stays in memory: an input that may share the output's bytes (views
-// of one arena at overlapping shifts), another store in the loop, indices
-// that change with the trip, a load after the store, and loops inside a
-// kernel that an earlier pass built.
+// of one arena at overlapping shifts), another store into its buffer, indices
+// that change with the trip, a load after the store, loops that may run
+// no trip (the load and store around them would write what they never
+// did), and loops inside a kernel that an earlier pass built.
 // CHECK-LABEL: func.func @kept(
 // CHECK-NOT: iter_args
 // CHECK: return
 func.func @kept(%arena: memref<32768xi8>, %a: memref<64xf32>, %b: memref<64xf32>,
-                %c: memref<64x64xf32>) {
+                %c: memref<64x64xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
@@ -96,7 +97,7 @@ func.func @kept(%arena: memref<32768xi8>, %a: memref<64xf32>, %b: memref<64xf32>
       %acc = memref.load %a[%j] : memref<64xf32>
       %sum = arith.addf %acc, %x : f32
       memref.store %sum, %a[%j] : memref<64xf32>
-      memref.store %x, %b[%j] : memref<64xf32>
+      memref.store %x, %a[%r] : memref<64xf32>
     }
     scf.for %r = %c0 to %c64 step %c1 {
       %x = memref.load %c[%r, %j] : memref<64x64xf32>
@@ -111,6 +112,18 @@ func.func @kept(%arena: memref<32768xi8>, %a: memref<64xf32>, %b: memref<64xf32>
       %sum = arith.addf %y, %x : f32
       memref.store %sum, %a[%j] : memref<64xf32>
     }
+    scf.for %r = %c0 to %n step %c1 {
+      %x = memref.load %c[%r, %j] : memref<64x64xf32>
+      %acc = memref.load %a[%j] : memref<64xf32>
+      %sum = arith.addf %acc, %x : f32
+      memref.store %sum, %a[%j] : memref<64xf32>
+    }
+    scf.for %r = %c0 to %c0 step %c1 {
+      %x = memref.load %c[%r, %j] : memref<64x64xf32>
+      %acc = memref.load %a[%j] : memref<64xf32>
+      %sum = arith.addf %acc, %x : f32
+      memref.store %sum, %a[%j] : memref<64xf32>
+    }
     scf.reduce
   }
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
@@ -122,6 +135,36 @@ func.func @kept(%arena: memref<32768xi8>, %a: memref<64xf32>, %b: memref<64xf32>
       memref.store %sum, %a[%tx] : memref<64xf32>
     }
     gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Two sums in one loop (a value and its square): both carried.
+// CHECK-LABEL: func.func @two(
+// CHECK: %[[S0:.*]] = memref.load %{{.*}} : memref<64xf32>
+// CHECK: %[[Q0:.*]] = memref.load %{{.*}} : memref<64xf32>
+// CHECK: %{{.*}}:2 = scf.for {{.*}} iter_args(%{{.*}} = %[[S0]], %{{.*}} = %[[Q0]]) -> (f32, f32)
+// CHECK-NOT: memref.store
+// CHECK: scf.yield
+// CHECK-COUNT-2: memref.store
+func.func @two(%in: memref<64x64xf32>, %s: memref<64xf32>, %q: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%j) = (%c0) to (%c64) step (%c1) {
+    scf.for %r = %c0 to %c64 step %c1 {
+      %x = memref.load %in[%r, %j] : memref<64x64xf32>
+      %a = memref.load %s[%j] : memref<64xf32>
+      %b = memref.load %q[%j] : memref<64xf32>
+      %sum = arith.addf %a, %x : f32
+      %xx = arith.mulf %x, %x : f32
+      %sq = arith.addf %b, %xx : f32
+      memref.store %sum, %s[%j] : memref<64xf32>
+      memref.store %sq, %q[%j] : memref<64xf32>
+    }
+    scf.reduce
   }
   return
 }

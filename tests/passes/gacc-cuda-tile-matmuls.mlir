@@ -280,11 +280,12 @@ func.func @embedding_gradient(%batch: memref<?xi8> {gacc.arena = "batch"}, %hot:
 // Epilogues. The rounding to bf16 and the bias add that read C just after
 // a bf16 linear layer run in the kernel, where C's element is in
 // registers: the kernel loads the bias at C's column and stores the bf16
-// result; C itself, read by nothing later, is never stored. When C is read
-// later (the copy), the kernel stores C and the result. The view made
+// result; C itself, in the workspace and read by nothing later (the next
+// use of its bytes fills them), is never stored. When C is read later (the
+// copy), the kernel stores C and the result. The view made
 // between the matmul and its epilogue moves up, before the kernel.
 // CHECK-LABEL: func.func @epilogue
-// CHECK-SAME: (%[[X:[^:]*]]: memref<64x128xbf16>, %[[W:[^:]*]]: memref<256x128xbf16>, %[[BIAS:[^:]*]]: memref<256xbf16>, %[[ARENA:[^:]*]]: memref<?xi8>, %[[COPY:[^:]*]]: memref<64x256xf32>)
+// CHECK-SAME: (%[[X:[^:]*]]: memref<64x128xbf16>, %[[W:[^:]*]]: memref<256x128xbf16>, %[[BIAS:[^:]*]]: memref<256xbf16>, %[[ARENA:[^:]*]]: memref<?xi8> {gacc.arena = "workspace"}, %[[COPY:[^:]*]]: memref<64x256xf32>)
 // CHECK: %[[C:.*]] = memref.view %[[ARENA]]{{.*}} to memref<64x256xf32>
 // CHECK: %[[Y:.*]] = memref.view %[[ARENA]]{{.*}} to memref<64x256xbf16>
 // CHECK: gpu.launch
@@ -306,7 +307,7 @@ func.func @embedding_gradient(%batch: memref<?xi8> {gacc.arena = "batch"}, %hot:
 // CHECK-NOT: linalg.generic
 // CHECK: memref.copy %[[C]], %[[COPY]]
 func.func @epilogue(%x: memref<64x128xbf16>, %w: memref<256x128xbf16>, %bias: memref<256xbf16>,
-                    %arena: memref<?xi8>, %copy: memref<64x256xf32>) {
+                    %arena: memref<?xi8> {gacc.arena = "workspace"}, %copy: memref<64x256xf32>) {
   %c0 = arith.constant 0 : index
   %shift = arith.constant 65536 : index
   %zero = arith.constant 0.0 : f32
@@ -381,6 +382,60 @@ func.func @no_epilogue(%x: memref<64x64xf32>, %w: memref<64x64xf32>, %c: memref<
   ^bb0(%in: f32, %out: f32):
     %s = arith.mulf %in, %in : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+
+// An f32 (SGEMM) epilogue whose body reads its loop indices (a causal
+// mask's) and yields a value made outside it. C is kept where its bytes
+// are not the step's own: an argument, or the state or io arena, which the
+// caller reads after the step.
+// CHECK-LABEL: func.func @epilogue_kept
+// CHECK-SAME: (%[[X:[^:]*]]: memref<64x64xf32>, %[[W:[^:]*]]: memref<64x64xf32>, %[[C:[^:]*]]: memref<64x64xf32>, %[[Y:[^:]*]]: memref<64x64xf32>, %[[IO:[^:]*]]: memref<?xi8> {gacc.arena = "io"})
+// CHECK-DAG: %[[NEG:.*]] = arith.constant -1.000000e+04 : f32
+// CHECK: gpu.launch
+// CHECK: memref.load %[[C]][
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf
+// CHECK-NEXT: memref.store %[[SUM]], %[[C]][%[[M:.*]], %[[N:.*]]]
+// CHECK-NEXT: %[[ABOVE:.*]] = arith.cmpi ugt, %[[N]], %[[M]] : index
+// CHECK-NEXT: %[[MASKED:.*]] = arith.select %[[ABOVE]], %[[NEG]], %[[SUM]] : f32
+// CHECK-NEXT: memref.store %[[MASKED]], %[[Y]][%[[M]], %[[N]]]
+// CHECK: %[[C2:.*]] = memref.view %[[IO]]
+// CHECK: gpu.launch
+// CHECK: memref.load %[[C2]]
+// CHECK-NEXT: %[[SUM2:.*]] = arith.addf
+// CHECK-NEXT: memref.store %[[SUM2]], %[[C2]]
+// CHECK-NEXT: memref.store %[[NEG]], %[[Y]]
+// CHECK-NOT: linalg.generic
+func.func @epilogue_kept(%x: memref<64x64xf32>, %w: memref<64x64xf32>, %c: memref<64x64xf32>,
+                         %y: memref<64x64xf32>, %io: memref<?xi8> {gacc.arena = "io"}) {
+  %c0 = arith.constant 0 : index
+  %neg = arith.constant -1.0e4 : f32
+  linalg.contract indexing_maps = [#mk, #nk, #mn]
+      ins(%x, %w : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<64x64xf32>) outs(%y : memref<64x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %above = arith.cmpi ugt, %j, %i : index
+    %s = arith.select %above, %neg, %in : f32
+    linalg.yield %s : f32
+  }
+  %c2 = memref.view %io[%c0][] : memref<?xi8> to memref<64x64xf32>
+  linalg.contract indexing_maps = [#mk, #nk, #mn]
+      ins(%x, %w : memref<64x64xf32>, memref<64x64xf32>) outs(%c2 : memref<64x64xf32>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c2 : memref<64x64xf32>) outs(%y : memref<64x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %neg : f32
   }
   return
 }

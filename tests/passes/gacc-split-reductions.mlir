@@ -320,16 +320,22 @@ func.func @indexed_outputs(%w: memref<4x8x16384x2xf32>, %s: memref<4xf32>) {
 // before the output's dimensions, consecutive columns in consecutive loop
 // points; a layer norm's weight gradient with broadcast statistics reads
 // down columns too; a 128-wide bias gradient as well (1024 rows, 32 partial
-// sums). A softmax's row sum reads along its rows and stays whole.
+// sums). A softmax's row sum reads along its rows and stays whole. The
+// partial sums of a function share one buffer, as large as the largest:
+// each is used from its fill to its total, one sum after another. An
+// output indexed by 0 where its dimension is not 1 is not a sum into it:
+// it stays whole.
 // COLUMNS-DAG: #[[COL_IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>
 // COLUMNS-DAG: #[[COL_PARTIAL:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0, d2)>
 // COLUMNS-DAG: #[[COL_SUM_IN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4, d0, d1, d2)>
 // COLUMNS-DAG: #[[COL_SUM_OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
 // COLUMNS-LABEL: func.func @columns(
 // COLUMNS-SAME: %[[DY:[^:]*]]: memref<8x1024x768xbf16>, %[[DB:[^:]*]]: memref<1x1x768xf32>
-// COLUMNS: %[[SMALL_P:.*]] = memref.alloca() {alignment = 16 : i64} : memref<32x128xf32>
-// COLUMNS: %[[LN_P:.*]] = memref.alloca() {alignment = 16 : i64} : memref<8x32x768xf32>
-// COLUMNS: %[[P:.*]] = memref.alloca() {alignment = 16 : i64} : memref<8x32x1x1x768xf32>
+// COLUMNS: %[[SCRATCH:.*]] = memref.alloca() {alignment = 16 : i64} : memref<786432xi8>
+// COLUMNS: %[[SMALL_P:.*]] = memref.view %[[SCRATCH]][%{{.*}}][] : memref<786432xi8> to memref<32x128xf32>
+// COLUMNS: %[[LN_P:.*]] = memref.view %[[SCRATCH]][%{{.*}}][] : memref<786432xi8> to memref<8x32x768xf32>
+// COLUMNS: %[[P:.*]] = memref.view %[[SCRATCH]][%{{.*}}][] : memref<786432xi8> to memref<8x32x1x1x768xf32>
+// COLUMNS-NOT: memref.alloca
 // COLUMNS: %[[ROWS:.*]] = memref.expand_shape %[[DY]] {{\[\[}}0], [1, 2], [3]] output_shape [8, 32, 32, 768]
 // COLUMNS: linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<8x32x1x1x768xf32>)
 // COLUMNS: linalg.generic {indexing_maps = [#[[COL_IN]], #[[COL_PARTIAL]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[ROWS]] : memref<8x32x32x768xbf16>) outs(%[[P]] : memref<8x32x1x1x768xf32>)
@@ -341,6 +347,8 @@ func.func @indexed_outputs(%w: memref<4x8x16384x2xf32>, %s: memref<4xf32>) {
 // COLUMNS: linalg.generic {{.*}} ins(%[[SMALL_P]] : memref<32x128xf32>) outs(%{{.*}} : memref<128xf32>)
 // COLUMNS: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : memref<8192x768xf32>) outs(%{{.*}} : memref<8192x1xf32>)
 // COLUMNS-NEXT: ^bb0
+// COLUMNS: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%{{.*}} : memref<1024x128xf32>) outs(%{{.*}} : memref<4x128xf32>)
+// COLUMNS-NEXT: ^bb0
 // COLUMNS: return
 #c_in = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #c_out = affine_map<(d0, d1, d2) -> (0, 0, d2)>
@@ -349,11 +357,12 @@ func.func @indexed_outputs(%w: memref<4x8x16384x2xf32>, %s: memref<4xf32>) {
 #c_small_in = affine_map<(d0, d1) -> (d0, d1)>
 #c_small_out = affine_map<(d0, d1) -> (d1)>
 #c_row_out = affine_map<(d0, d1) -> (d0, 0)>
+#c_first_row = affine_map<(d0, d1) -> (0, d1)>
 func.func @columns(%dy: memref<8x1024x768xbf16>, %db: memref<1x1x768xf32>,
                    %x: memref<8x1024x768xf32>, %rstd: memref<8x1024x1xf32>,
                    %dw: memref<768xf32>, %g: memref<1024x128xf32>,
                    %gb: memref<128xf32>, %scores: memref<8192x768xf32>,
-                   %rowsum: memref<8192x1xf32>) {
+                   %rowsum: memref<8192x1xf32>, %four: memref<4x128xf32>) {
   linalg.generic {indexing_maps = [#c_in, #c_out], iterator_types = ["reduction", "reduction", "parallel"]}
       ins(%dy : memref<8x1024x768xbf16>) outs(%db : memref<1x1x768xf32>) {
   ^bb0(%v: bf16, %acc: f32):
@@ -376,6 +385,12 @@ func.func @columns(%dy: memref<8x1024x768xbf16>, %db: memref<1x1x768xf32>,
   }
   linalg.generic {indexing_maps = [#c_small_in, #c_row_out], iterator_types = ["parallel", "reduction"]}
       ins(%scores : memref<8192x768xf32>) outs(%rowsum : memref<8192x1xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %sum = arith.addf %v, %acc : f32
+    linalg.yield %sum : f32
+  }
+  linalg.generic {indexing_maps = [#c_small_in, #c_first_row], iterator_types = ["reduction", "parallel"]}
+      ins(%g : memref<1024x128xf32>) outs(%four : memref<4x128xf32>) {
   ^bb0(%v: f32, %acc: f32):
     %sum = arith.addf %v, %acc : f32
     linalg.yield %sum : f32

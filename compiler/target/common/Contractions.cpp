@@ -6,6 +6,7 @@
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "passes/ArenaViews.h"
 
 using namespace mlir;
 using namespace mlir::gacc;
@@ -103,30 +104,7 @@ static bool isBatchInput(Value ids) {
   if (!isa<IntegerType>(type.getElementType()) ||
       !memref::isStaticShapeAndContiguousRowMajor(type))
     return false;
-  while (Operation *def = ids.getDefiningOp()) {
-    if (!isa<memref::ViewOp, memref::SubViewOp, memref::CollapseShapeOp,
-             memref::ExpandShapeOp, memref::CastOp>(def))
-      return false;
-    ids = def->getOperand(0);
-  }
-  auto argument = dyn_cast<BlockArgument>(ids);
-  auto function =
-      argument
-          ? dyn_cast<FunctionOpInterface>(argument.getOwner()->getParentOp())
-          : FunctionOpInterface();
-  if (!function)
-    return false;
-  // The argument says so, or it is the batch argument of an entry point
-  // (whose arguments are kArenaRoles in order; bufferization drops the
-  // argument attributes).
-  auto arena = function.getArgAttrOfType<StringAttr>(
-      argument.getArgNumber(), GaccDialect::ArenaAttrHelper::getNameStr());
-  if (arena)
-    return arena.getValue() == "batch";
-  StringRef name = SymbolTable::getSymbolName(function).getValue();
-  return (name == "gacc_step" || name == "gacc_eval") &&
-         function.getNumArguments() == std::size(kArenaRoles) &&
-         kArenaRoles[argument.getArgNumber()] == "batch";
+  return getArenaRole(ids) == "batch";
 }
 
 std::optional<gacc::EmbeddingGradient>

@@ -1,10 +1,12 @@
 //===- SplitReductions.cpp - long sums with few outputs as partial sums ---===//
 
 #include "compiler/target/common/Passes.h"
+#include "dialects/gacc/GaccShapes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "passes/ArenaViews.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_SPLITREDUCTIONS
@@ -37,11 +39,13 @@ bool isSplittableSum(linalg::GenericOp generic) {
   AffineMap outMap = generic.getIndexingMapsArray().back();
   if (!outMap.isProjectedPermutation(/*allowZeroInResults=*/true))
     return false;
-  for (AffineExpr result : outMap.getResults())
-    if (auto dim = dyn_cast<AffineDimExpr>(result);
-        dim && generic.getIteratorTypesArray()[dim.getPosition()] !=
-                   IteratorType::parallel)
+  for (auto [i, result] : llvm::enumerate(outMap.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(result);
+    if (dim ? generic.getIteratorTypesArray()[dim.getPosition()] !=
+                  IteratorType::parallel
+            : cast<MemRefType>(out.getType()).getDimSize(i) != 1)
       return false;
+  }
   for (Value input : generic.getDpsInputs())
     if (gacc::mayOverlap(input, out))
       return false;
@@ -101,11 +105,51 @@ struct SplitReductionsPass
       if (isSplittableSum(generic))
         sums.push_back(generic);
     });
+    SmallVector<memref::AllocaOp> partials;
     for (linalg::GenericOp sum : sums)
-      split(sum);
+      if (memref::AllocaOp partial = split(sum))
+        partials.push_back(partial);
+    shareScratch(partials);
   }
 
-  void split(linalg::GenericOp sum) {
+  /// Makes the partial sums of each function views of one buffer, as large
+  /// as the largest of them: each is used only from its fill to the sum of
+  /// its partial sums, and the sums run one after another. (GPT-2-small's
+  /// column sums on a GPU would otherwise hold 10 MB a layer of device
+  /// memory for the whole step, outside the memory plan.)
+  void shareScratch(ArrayRef<memref::AllocaOp> partials) {
+    llvm::MapVector<Block *, SmallVector<memref::AllocaOp>> byFunction;
+    for (memref::AllocaOp partial : partials)
+      byFunction[partial->getBlock()].push_back(partial);
+    for (auto &[entry, allocas] : byFunction) {
+      if (allocas.size() < 2)
+        continue;
+      int64_t bytes = 0;
+      uint64_t alignment = 1;
+      for (memref::AllocaOp alloca : allocas) {
+        bytes = std::max(bytes, *gacc::getStaticByteSize(alloca.getType()));
+        alignment =
+            std::max<uint64_t>(alignment, alloca.getAlignment().value_or(1));
+      }
+      OpBuilder b = OpBuilder::atBlockBegin(entry);
+      Location loc = allocas.front().getLoc();
+      Value scratch = memref::AllocaOp::create(
+          b, loc, MemRefType::get({bytes}, b.getI8Type()),
+          b.getI64IntegerAttr(alignment));
+      Value start = arith::ConstantIndexOp::create(b, loc, 0);
+      for (memref::AllocaOp alloca : allocas) {
+        b.setInsertionPoint(alloca);
+        alloca.replaceAllUsesWith(
+            memref::ViewOp::create(b, alloca.getLoc(), alloca.getType(),
+                                   scratch, start, ValueRange())
+                .getResult());
+        alloca.erase();
+      }
+    }
+  }
+
+  /// Splits `sum`; returns its partial sums' buffer, if it did.
+  memref::AllocaOp split(linalg::GenericOp sum) {
     SmallVector<int64_t> ranges = sum.getStaticLoopRanges();
     SmallVector<IteratorType> iterators = sum.getIteratorTypesArray();
     int64_t elements = 1, outputs = 1;
@@ -119,7 +163,7 @@ struct SplitReductionsPass
     // loop over its rows, consecutive threads on consecutive columns.
     bool columns = columnRows > 0 && readsDownColumns(sum);
     if (elements < minElements || (!columns && outputs >= maxOutputs))
-      return;
+      return nullptr;
     // The outer reduction loops become parallel loops over partial sums:
     // whole while they are short, then the next one split in two (reshaping
     // the operands it indexes) by its largest divisor that gives no more
@@ -146,7 +190,7 @@ struct SplitReductionsPass
       break;
     }
     if (partials == 1)
-      return;
+      return nullptr;
 
     Location loc = sum.getLoc();
     OpBuilder b(sum);
@@ -236,18 +280,18 @@ struct SplitReductionsPass
       partialShape.push_back(padding);
       partialResults.push_back(b.getAffineConstantExpr(0));
     }
-    // On the stack of the function (outside the memory plan, as small as
-    // the partial sums are few), not of each iteration of a loop around the
-    // sum (the micro-batches).
+    // On the stack of the function (outside the memory plan; shareScratch
+    // then gives all its partial sums one buffer), not of each iteration of
+    // a loop around the sum (the micro-batches).
     auto func = sum->getParentOfType<FunctionOpInterface>();
     OpBuilder atStart =
         OpBuilder::atBlockBegin(&func.getFunctionBody().front());
-    Value partial = memref::AllocaOp::create(
+    auto partial = memref::AllocaOp::create(
         atStart, loc, MemRefType::get(partialShape, element),
         atStart.getI64IntegerAttr(
             llvm::PowerOf2Ceil(std::max<int64_t>(partialBytes, 16))));
     Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
-    linalg::FillOp::create(b, loc, zero, partial);
+    linalg::FillOp::create(b, loc, zero, partial.getResult());
     inputMaps.push_back(AffineMap::get(loops, 0, partialResults, context));
     // The partial sums' loops first (the CPU shares out the outermost), then
     // the output's, then the reductions, each in its order (the same sums,
@@ -328,6 +372,7 @@ struct SplitReductionsPass
         });
     sum.erase();
     ++numSplit;
+    return partial;
   }
 };
 } // namespace

@@ -306,11 +306,13 @@ def SumsInRegisters : GaccPass<"gacc-cuda-sums-in-registers"> {
     such a loop loads the element once before it, carries it as an
     `iter_args` value, and stores it once after; enclosing loops in turn.
 
-    It applies when the load precedes the store in the loop's body, both
-    at the same indices defined outside the loop, and nothing else in the
-    loop writes memory or reads bytes the output may share (`ArenaView`:
-    the memory plan places buffers in arenas). Loops inside `gpu.launch`
-    (kernels built by the passes before) are left alone.
+    It applies when the loop runs a constant number of trips, at least one,
+    the load precedes the store in the loop's body, both at the same
+    indices defined outside the loop, and nothing else in the loop reads or
+    writes bytes the output may share (`ArenaView`: the memory plan places
+    buffers in arenas); several sums in one loop are carried together.
+    Loops inside `gpu.launch` (kernels built by the passes before) are left
+    alone.
 
     ```mlir
     scf.for %r = %c0 to %c32 step %c1 {

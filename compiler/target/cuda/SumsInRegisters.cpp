@@ -1,5 +1,4 @@
 //===- SumsInRegisters.cpp - a thread's running sum kept in a register ----===//
-//-----===//
 
 #include "compiler/target/cuda/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -25,7 +24,9 @@ struct Accumulator {
 };
 
 /// Whether `op` (in the loop, not the accumulator's load or store) may
-/// touch `memref`'s bytes or write any memory.
+/// touch `memref`'s bytes: the element must have no other reader or writer
+/// while the loop carries it. (Other memory, another sum's included, may be
+/// read and written.)
 bool mayInterfere(Operation *op, Value memref) {
   if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
     return false; // Its nested ops are looked at one by one.
@@ -36,18 +37,23 @@ bool mayInterfere(Operation *op, Value memref) {
   interface.getEffects(effects);
   for (const MemoryEffects::EffectInstance &effect : effects) {
     Value value = effect.getValue();
-    if (!isa<MemoryEffects::Read>(effect.getEffect()) || !value ||
-        !isa<MemRefType>(value.getType()) || gacc::mayOverlap(value, memref))
+    if (!value || !isa<MemRefType>(value.getType()) ||
+        gacc::mayOverlap(value, memref))
       return true;
   }
   return false;
 }
 
-/// The element `loop` loads and then stores back at indices that do not
-/// change between trips, when nothing else in the loop writes memory or
-/// reads that element's bytes: what a thread's reduction loop does to its
-/// output after convert-linalg-to-parallel-loops.
+/// The element `loop` (of a constant trip count, at least one) loads and
+/// then stores back at indices that do not change between trips, when
+/// nothing else in the loop touches that memory's bytes: what a thread's
+/// reduction loop does to its output after
+/// convert-linalg-to-parallel-loops.
 std::optional<Accumulator> findAccumulator(scf::ForOp loop) {
+  // The element is loaded and stored around the loop: it must run.
+  std::optional<APInt> trips = loop.getStaticTripCount();
+  if (!trips || trips->isZero())
+    return std::nullopt;
   Block *body = loop.getBody();
   for (memref::StoreOp store : body->getOps<memref::StoreOp>()) {
     Value memref = store.getMemRef();

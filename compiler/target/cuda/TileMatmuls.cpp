@@ -133,11 +133,16 @@ std::optional<Epilogue> epilogueAfter(linalg::LinalgOp op) {
   for (Operation &inner : epilogue.getRegion().front().without_terminator())
     if (!isPure(&inner) || inner.getNumRegions())
       return std::nullopt;
-  // C is dead after the epilogue if C is made in the matmul's block (not a
-  // buffer carried between a loop's trips) and the first later use of its
-  // memory in that block, if any, is a fill of all of it.
+  // C is dead after the epilogue if its memory is the step's own (the
+  // workspace, whose bytes the memory plan reuses only after the last use of
+  // each buffer's views, or an allocation; not an arena the caller reads),
+  // C is made in the matmul's block (not a buffer carried between a loop's
+  // trips), and the first later use of its memory in that block, if any, is
+  // a fill of all of it.
   Block *block = op->getBlock();
-  bool keepC = c.getParentBlock() != block;
+  bool ownMemory = gacc::getArenaView(c).kind == gacc::ArenaView::Allocation ||
+                   gacc::getArenaRole(c) == "workspace";
+  bool keepC = !ownMemory || c.getParentBlock() != block;
   Operation *firstLater = nullptr;
   if (failed(gacc::walkAliasUses(c, [&](OpOperand &use) {
         Operation *user = block->findAncestorOpInBlock(*use.getOwner());
@@ -307,9 +312,9 @@ public:
       else
         b.clone(inner, mapping);
     }
-    memref::StoreOp::create(b,
-                            mapping.lookup(body.getTerminator()->getOperand(0)),
-                            op.getDpsInits()[0], at);
+    memref::StoreOp::create(
+        b, mapping.lookupOrDefault(body.getTerminator()->getOperand(0)),
+        op.getDpsInits()[0], at);
   }
 
   /// One of A and B on its way to the shared tiles.
