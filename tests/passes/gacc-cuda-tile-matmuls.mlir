@@ -439,3 +439,43 @@ func.func @epilogue_kept(%x: memref<64x64xf32>, %w: memref<64x64xf32>, %c: memre
   }
   return
 }
+
+// -----
+
+#bmk = affine_map<(b, m, n, k) -> (b, m, k)>
+#nk = affine_map<(b, m, n, k) -> (n, k)>
+#bmn = affine_map<(b, m, n, k) -> (b, m, n)>
+#id3 = affine_map<(b, m, n) -> (b, m, n)>
+
+// A batched matmul (a projection of [2, 64, 128] activations) whose
+// epilogue adds the residual in place: the residual is both an input and
+// the result, element for element, so each thread reads and writes only
+// its own element. C, in the workspace and never read again, is not
+// stored: its view goes; the batch index from blockIdx.z reaches the
+// residual's loads.
+// CHECK-LABEL: func.func @residual_in_place
+// CHECK-SAME: (%[[X:[^:]*]]: memref<2x64x128xf32>, %[[W:[^:]*]]: memref<128x128xf32>, %[[R:[^:]*]]: memref<2x64x128xf32>, %[[ARENA:[^:]*]]: memref<?xi8> {gacc.arena = "workspace"})
+// CHECK-NOT: memref.view
+// CHECK: gpu.launch blocks(%{{[^,]*}}, %{{[^,]*}}, %[[BZ:[^)]*]]) in (%{{[^ ]*}} = %c2, %{{[^ ]*}} = %c1, %{{[^ ]*}} = %c2)
+// CHECK: %[[OLD:.*]] = memref.load %[[R]][%[[BZ]], %[[M:.*]], %[[N:.*]]]
+// CHECK-NEXT: %[[NEW:.*]] = arith.addf %{{.*}}, %[[OLD]] : f32
+// CHECK-NEXT: memref.store %[[NEW]], %[[R]][%[[BZ]], %[[M]], %[[N]]]
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg.generic
+func.func @residual_in_place(%x: memref<2x64x128xf32>, %w: memref<128x128xf32>,
+                             %r: memref<2x64x128xf32>,
+                             %arena: memref<?xi8> {gacc.arena = "workspace"}) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %c = memref.view %arena[%c0][] : memref<?xi8> to memref<2x64x128xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x64x128xf32>)
+  linalg.contract indexing_maps = [#bmk, #nk, #bmn]
+      ins(%x, %w : memref<2x64x128xf32>, memref<128x128xf32>) outs(%c : memref<2x64x128xf32>)
+  linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%c, %r : memref<2x64x128xf32>, memref<2x64x128xf32>) outs(%r : memref<2x64x128xf32>) {
+  ^bb0(%in: f32, %res: f32, %out: f32):
+    %s = arith.addf %in, %res : f32
+    linalg.yield %s : f32
+  }
+  return
+}
