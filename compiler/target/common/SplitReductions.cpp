@@ -241,8 +241,10 @@ struct SplitReductionsPass
     Value total = sum.getDpsInitOperand(0)->get();
     auto totalType = cast<MemRefType>(total.getType());
     Type element = totalType.getElementType();
-    SmallVector<int64_t> partialShape;
+    SmallVector<int64_t> partialShape(totalType.getShape());
     SmallVector<AffineExpr> partialResults;
+    for (AffineExpr result : sum.getIndexingMapsArray().back().getResults())
+      partialResults.push_back(result.replaceDims(replacements));
     // The loops after the split: the split loop's outer part is parallel
     // (the partial sums), its inner part a reduction. The loops made
     // parallel all precede or are the split loop, so keep their numbers.
@@ -263,15 +265,14 @@ struct SplitReductionsPass
       partialShape.push_back(partialRanges[dim]);
       partialResults.push_back(b.getAffineDimExpr(dim));
     }
-    // The output's dimensions, after the partial sums' down columns, else
-    // before them.
-    unsigned outAt = columns ? partialShape.size() : 0;
-    partialShape.insert(partialShape.begin() + outAt,
-                        totalType.getShape().begin(),
-                        totalType.getShape().end());
-    for (AffineExpr result : sum.getIndexingMapsArray().back().getResults())
-      partialResults.insert(partialResults.begin() + outAt++,
-                            result.replaceDims(replacements));
+    if (columns) { // [partials][outputs]
+      std::rotate(partialShape.begin(),
+                  partialShape.begin() + totalType.getRank(),
+                  partialShape.end());
+      std::rotate(partialResults.begin(),
+                  partialResults.begin() + totalType.getRank(),
+                  partialResults.end());
+    }
     int64_t padding =
         columns ? 1
                 : std::max<int64_t>(
