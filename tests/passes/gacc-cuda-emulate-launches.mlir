@@ -208,3 +208,51 @@ func.func @other_mma(%a0: vector<2xf16>, %b0: vector<2xf16>, %c: f32) {
   }
   return
 }
+
+// -----
+
+// cp.async (what TileMatmuls' pipeline emits): each thread copies 8 halves
+// of a row into workgroup memory, or zeros where it copies 0 elements (a
+// row past the matrix), then waits and meets the block at the barrier. On
+// the CPU the copy is made when issued, element by element, each element
+// past the count a zero; the commit group and the wait go.
+// CHECK-LABEL: func.func @async_copy
+// CHECK: %[[TILE:.*]] = memref.alloc() : memref<4x8xf16>
+// CHECK: scf.parallel
+// CHECK: arith.select
+// CHECK: %[[COUNT:.*]] = arith.select %{{.*}}, %c8, %c0
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %c0{{.*}}, %[[COUNT]] : index
+// CHECK: %[[V:.*]] = scf.if %[[IN]] -> (f16) {
+// CHECK: memref.load %{{.*}} : memref<3x8xf16>
+// CHECK: } else {
+// CHECK: arith.constant 0.000000e+00 : f16
+// CHECK: memref.store %[[V]], %[[TILE]]
+// CHECK-COUNT-7: memref.store %{{.*}}, %[[TILE]]
+// CHECK-NOT: nvgpu.
+// CHECK: scf.reduce
+// CHECK: scf.parallel
+// CHECK: memref.load %[[TILE]]
+func.func @async_copy(%in: memref<3x8xf16>, %out: memref<4x8xf16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1)
+             workgroup(%tile : memref<4x8xf16, #gpu.address_space<workgroup>>) {
+    %inside = arith.cmpi ult, %tx, %c3 : index
+    %row = arith.select %inside, %tx, %c0 : index
+    %count = arith.select %inside, %c8, %c0 : index
+    %t = nvgpu.device_async_copy %in[%row, %c0], %tile[%tx, %c0], 8, %count {bypassL1}
+        : memref<3x8xf16> to memref<4x8xf16, #gpu.address_space<workgroup>>
+    %g = nvgpu.device_async_create_group %t
+    nvgpu.device_async_wait %g {numGroups = 0 : i32}
+    gpu.barrier
+    %other = arith.subi %c3, %tx : index
+    %v = memref.load %tile[%other, %c1] : memref<4x8xf16, #gpu.address_space<workgroup>>
+    memref.store %v, %out[%tx, %c1] : memref<4x8xf16>
+    gpu.terminator
+  }
+  return
+}

@@ -1,4 +1,6 @@
 // RUN: gacc-opt %s -split-input-file --gacc-cuda-tile-matmuls --canonicalize | FileCheck %s
+// RUN: not gacc-opt %s -split-input-file --gacc-cuda-tile-matmuls=async-stages=1 2>&1 | FileCheck %s --check-prefix=STAGES
+// STAGES: error: gacc-cuda-tile-matmuls: async-stages must be 0 (no cp.async) or 2 to 8, not 1
 
 #mk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
@@ -114,27 +116,47 @@ func.func @filled(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %arena: memre
 // bf16 operands into f32 go to the tensor cores: 4 warps (32x4 threads),
 // each accumulating 2x4 m16n8 tiles (4 floats a lane each) in private
 // memory; per 32 elements of K, 16 mma.sync m16n8k16. The shared tiles are
-// laid out as the operands are in memory, so that each thread stores the 8
-// elements (16 bytes) it loads as one vector: A's, contiguous along K, in
-// rows of K (64x40: 32 elements and 8 of padding); B's, contiguous along
-// N, k-major (32x72). Per 16 of K, each warp loads the fragments of each
-// of its 2 m16 tiles of A and of each pair of its n8 tiles of B (four 8x8
-// matrices each, one ldmatrix, transposed from B's k-major tile) into
+// laid out as the operands are in memory: A's, contiguous along K, in rows
+// of K (64x40: 32 elements and 8 of padding); B's, contiguous along N,
+// k-major (32x72). Both move 16 bytes at a time, so cp.async copies them
+// from global memory straight into the tiles (no staging registers), into
+// 4 stages: the first 3 slices before the loop, a commit group each (K is
+// 64: the third slice is all zeros, none of its bytes read), then a wait
+// for the first and a barrier. Each trip starts the copies of the slice 3
+// ahead into the stage multiplied last, multiplies this stage, waits until
+// at most 2 groups are in flight (the next slice has landed) and meets
+// the block at the barrier. Per 16 of K, each warp loads the fragments of
+// each of its 2 m16 tiles of A and of each pair of its n8 tiles of B (four
+// 8x8 matrices each, one ldmatrix, transposed from B's k-major tile) into
 // private memory (registers), two consecutive elements of a row packed
-// into each i32 register, then computes its 8 mma. Two stages, as in
-// @linear.
+// into each i32 register, then computes its 8 mma.
 // CHECK-LABEL: func.func @bf16
+// CHECK-SAME: (%[[AIN:[^:]*]]: memref<8x64xbf16>, %[[BIN:[^:]*]]: memref<64x8xbf16>
 // CHECK-DAG: %[[WARPS:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[LANES:.*]] = arith.constant 32 : index
 // CHECK: gpu.launch blocks({{[^)]*}}) in ({{[^)]*}}) threads({{[^)]*}}) in (%{{[^ ]*}} = %[[LANES]], %{{[^ ]*}} = %[[WARPS]], %{{[^ ]*}} = %{{[^)]*}})
-// CHECK-SAME: workgroup(%[[A:.*]] : memref<2x64x40xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<2x32x72xbf16, #gpu.address_space<workgroup>>)
-// CHECK-SAME: private(%{{.*}} : memref<16xbf16, #gpu.address_space<private>>, %{{.*}} : memref<16xbf16, #gpu.address_space<private>>, %{{.*}} : memref<2x4x4xf32, #gpu.address_space<private>>, %[[F:.*]] : memref<4x8xbf16, #gpu.address_space<private>>)
-// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<8x8xbf16>, vector<8xbf16>
-// CHECK: vector.load %{{.*}} {alignment = 16 : i64} : memref<8x8xbf16>, vector<8xbf16>
-// CHECK-COUNT-2: vector.store %{{.*}}, %[[A]][%c0, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x64x40xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
-// CHECK-COUNT-2: vector.store %{{.*}}, %[[B]][%c0, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x32x72xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
-// CHECK: gpu.barrier
-// CHECK: nvgpu.ldmatrix %[[A]][%[[STAGE:.*]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK-SAME: workgroup(%[[A:.*]] : memref<4x64x40xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<4x32x72xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: private(%{{.*}} : memref<2x4x4xf32, #gpu.address_space<private>>, %[[F:.*]] : memref<4x8xbf16, #gpu.address_space<private>>)
+// CHECK: %[[ACOUNT:.*]] = arith.select %{{.*}}, %c8, %c0 : index
+// CHECK: nvgpu.device_async_copy %[[AIN]][%{{.*}}, %{{.*}}], %[[A]][%c0, %{{.*}}, %{{.*}}], 8, %[[ACOUNT]] {bypassL1}
+// CHECK: nvgpu.device_async_copy %[[AIN]]{{.*}}, %[[A]][%c0,
+// CHECK: nvgpu.device_async_copy %[[BIN]]{{.*}}, %[[B]][%c0,
+// CHECK: nvgpu.device_async_copy %[[BIN]]{{.*}}, %[[B]][%c0,
+// CHECK: nvgpu.device_async_create_group
+// CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}[%c1,
+// CHECK: nvgpu.device_async_create_group
+// CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}[%c2,
+// CHECK: %[[THIRD:.*]] = nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_wait %[[THIRD]] {numGroups = 2 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.for %[[K0:.*]] = %c0 to %c64 step %c32
+// CHECK: %[[SLICE:.*]] = arith.divui %[[K0]], %c32
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[SLICE]], %c3
+// CHECK: %[[INTO:.*]] = arith.remui %[[AHEAD]], %c4
+// CHECK: nvgpu.device_async_copy %[[AIN]]{{.*}}, %[[A]][%[[INTO]],
+// CHECK: %[[GROUP:.*]] = nvgpu.device_async_create_group
+// CHECK: %[[STAGE:.*]] = arith.remui %[[SLICE]], %c4
+// CHECK: nvgpu.ldmatrix %[[A]][%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false}
 // CHECK: vector.store %{{.*}}, %[[F]][%c0, %c0] : memref<4x8xbf16, #gpu.address_space<private>>, vector<2xbf16>
 // CHECK: vector.store %{{.*}}, %[[F]][%c0, %c6]
 // CHECK: nvgpu.ldmatrix %[[A]][%[[STAGE]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false}
@@ -149,10 +171,34 @@ func.func @filled(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %arena: memre
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-COUNT-15: nvvm.mma.sync
 // CHECK-NOT: nvvm.mma.sync
-// CHECK: gpu.barrier
-func.func @bf16(%a: memref<8x8xbf16>, %b: memref<8x8xbf16>, %c: memref<8x8xf32>) {
+// CHECK: nvgpu.device_async_wait %[[GROUP]] {numGroups = 2 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: }
+func.func @bf16(%a: memref<8x64xbf16>, %b: memref<64x8xbf16>, %c: memref<8x8xf32>) {
   linalg.contract indexing_maps = [#mk, #kn, #mn]
-      ins(%a, %b : memref<8x8xbf16>, memref<8x8xbf16>) outs(%c : memref<8x8xf32>)
+      ins(%a, %b : memref<8x64xbf16>, memref<64x8xbf16>) outs(%c : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// Where an operand cannot move 16 bytes at a time (K = 60 is no multiple
+// of 8 halves), the tensor-core kernel keeps the register pipeline of
+// @linear: staging registers, two stages, no cp.async.
+// CHECK-LABEL: func.func @bf16_unaligned
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%[[A:.*]] : memref<2x64x40xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<2x32x72xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: private(%{{.*}} : memref<16xbf16, #gpu.address_space<private>>, %{{.*}} : memref<16xbf16, #gpu.address_space<private>>,
+// CHECK-NOT: nvgpu.device_async
+// CHECK: nvvm.mma.sync
+// CHECK-NOT: nvgpu.device_async
+func.func @bf16_unaligned(%a: memref<8x60xbf16>, %b: memref<60x8xbf16>, %c: memref<8x8xf32>) {
+  linalg.contract indexing_maps = [#mk, #kn, #mn]
+      ins(%a, %b : memref<8x60xbf16>, memref<60x8xbf16>) outs(%c : memref<8x8xf32>)
   return
 }
 

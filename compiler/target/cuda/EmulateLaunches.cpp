@@ -206,6 +206,59 @@ private:
   Value aScratch, bScratch, cScratch, dPrivate;
 };
 
+/// Rewrites each cp.async of `launch` (nvgpu.device_async_copy, which
+/// TileMatmuls emits to fill shared tiles) as the copy it makes, done when
+/// issued, element by element (past `srcElements`, zeros), and drops the
+/// commit groups and waits: on the CPU a thread's copies have landed
+/// before it reaches its wait, and the barrier after the wait orders them
+/// before other threads' reads as on the GPU.
+LogicalResult expandAsyncCopies(gpu::LaunchOp launch) {
+  SmallVector<Operation *> tokens;
+  launch.getBody().walk([&](Operation *op) {
+    if (isa<nvgpu::DeviceAsyncWaitOp>(op))
+      op->erase();
+    else if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op))
+      tokens.push_back(op);
+  });
+  for (Operation *group : tokens)
+    group->erase();
+  return expandEach<nvgpu::DeviceAsyncCopyOp>(
+      launch, [](nvgpu::DeviceAsyncCopyOp copy) {
+        gacc::KernelIndexBuilder ib(copy.getLoc(), copy);
+        ImplicitLocOpBuilder &b = ib.b;
+        int64_t elements = copy.getDstElements().getZExtValue();
+        Value copied = copy.getSrcElements() ? Value(copy.getSrcElements())
+                                             : ib.index(elements);
+        Type element = copy.getDst().getType().getElementType();
+        SmallVector<Value> from(copy.getSrcIndices()), to(copy.getDstIndices());
+        Value lastFrom = from.back(), lastTo = to.back();
+        for (int64_t j = 0; j < elements; ++j) {
+          from.back() = ib.add(lastFrom, j);
+          to.back() = ib.add(lastTo, j);
+          Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult,
+                                               ib.index(j), copied);
+          auto value = scf::IfOp::create(
+              b, inside,
+              [&](OpBuilder &nested, Location loc) {
+                scf::YieldOp::create(
+                    nested, loc,
+                    memref::LoadOp::create(nested, loc, copy.getSrc(), from)
+                        .getResult());
+              },
+              [&](OpBuilder &nested, Location loc) {
+                scf::YieldOp::create(
+                    nested, loc,
+                    arith::ConstantOp::create(nested, loc,
+                                              nested.getZeroAttr(element))
+                        .getResult());
+              });
+          memref::StoreOp::create(b, value.getResult(0), copy.getDst(), to);
+        }
+        copy.erase();
+        return success();
+      });
+}
+
 /// Rewrites each warp-level nvgpu.ldmatrix of `launch` (what TileMatmuls
 /// emits for mma fragments) as what one lane receives of it, in PTX's
 /// layouts (lane l, register j: row l / 4 of matrix j, elements 2 (l % 4)
@@ -583,7 +636,8 @@ struct EmulateLaunchesPass
     getOperation()->walk(
         [&](gpu::LaunchOp launch) { launches.push_back(launch); });
     for (gpu::LaunchOp launch : launches)
-      if (failed(LdMatrixExpander(launch).run()) ||
+      if (failed(expandAsyncCopies(launch)) ||
+          failed(LdMatrixExpander(launch).run()) ||
           failed(MmaExpander(launch).run()) ||
           failed(LaunchEmulator(launch).run()))
         return signalPassFailure();

@@ -80,6 +80,7 @@ LogicalResult gacc::buildCudaKernelCompilationPipeline(OpPassManager &pm,
                                                        StringRef libdevice) {
   // PTX 8.0: LLVM's default (6.0) cannot target sm_80 and later.
   std::string pipeline =
+      "func.func(gacc-cuda-dynamic-shared-memory),"
       "gpu-kernel-outlining,gacc-cuda-merge-kernel-modules,"
       "nvvm-attach-target{chip=" +
       chip.str() + " features=+ptx80 O=3 l=" + libdevice.str() +

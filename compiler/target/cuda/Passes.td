@@ -139,6 +139,11 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
     }
     ```
   }];
+  let options = [
+    Option<"asyncStages", "async-stages", "int64_t", "4",
+           "Shared tiles per operand of the tensor-core kernel where "
+           "cp.async fills them (2 or more; 0: through registers)">,
+  ];
   let statistics = [
     Statistic<"numEpilogues", "num-epilogues",
               "Elementwise ops computed in a matmul's kernel">,
@@ -153,6 +158,42 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def DynamicSharedMemory : GaccPass<"gacc-cuda-dynamic-shared-memory"> {
+  let consumes = "`gpu.launch` ops with workgroup attributions";
+  let produces = "those over 48 KB as views of `gpu.dynamic_shared_memory`";
+  let summary = "Workgroup memory over 48 KB as dynamic shared memory";
+  let description = [{
+    A kernel's static shared memory stops at 48 KB; more must be dynamic
+    shared memory, sized at launch and allowed per kernel by the driver
+    (`cuFuncSetAttribute`, which the runtime's `mgpuLaunchKernel` calls
+    for launches above 48 KB; sm_80 has 163 KB, sm_90 227 KB). Kernel
+    generators (the tensor-core matmul's cp.async stages) declare what they
+    need as workgroup attributions whatever the size, which the emulator
+    runs as they are; for the CUDA target, just before outlining, this
+    pass replaces the attributions of each launch that needs more than
+    48 KB by `memref.view`s of one `gpu.dynamic_shared_memory` buffer, at
+    16-byte aligned offsets, and sets the launch's
+    `dynamic_shared_memory_size` to their total. Launches within 48 KB
+    keep static shared memory.
+
+    ```mlir
+    gpu.launch ... workgroup(%a : memref<4x128x40xbf16, 3>,
+                             %b : memref<4x32x136xbf16, 3>) { ... %a ... %b }
+    // becomes
+    %bytes = arith.constant 75776 : i32
+    gpu.launch ... dynamic_shared_memory_size %bytes {
+      %raw = gpu.dynamic_shared_memory : memref<?xi8, 3>
+      %a = memref.view %raw[%c0][] : memref<?xi8, 3> to memref<4x128x40xbf16, 3>
+      %b = memref.view %raw[%c40960][] : memref<?xi8, 3> to memref<4x32x136xbf16, 3>
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def BlockReductions : GaccPass<"gacc-cuda-block-reductions"> {

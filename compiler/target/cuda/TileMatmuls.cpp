@@ -8,8 +8,11 @@
 // loops), 16 of K at a time. The tensor-core kernel, for f16/bf16 operands
 // into f32: 4 warps, each a quarter of a 64x64 or 128x128 tile as m16n8k16
 // mma.sync tiles, 32 of K at a time, fragments read with ldmatrix. Both
-// are software-pipelined over K: the next slice is loaded into registers
-// while the block multiplies the one in shared memory.
+// are software-pipelined over K. Where A and B move 16 bytes at a time, the
+// tensor-core kernel copies them with cp.async straight into shared memory,
+// several slices ahead of the one it multiplies; otherwise the next slice
+// is loaded into registers while the block multiplies the one in shared
+// memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,8 +39,9 @@ using gacc::kMmaN;
 
 namespace {
 constexpr int64_t kTile = 64; // C tile per block: kTile x kTile
-// Shared tiles per operand: one multiplied while the next is loaded.
-constexpr int64_t kStages = 2;
+// Shared tiles per operand where the next slice passes through registers:
+// one multiplied while the next is loaded.
+constexpr int64_t kRegisterStages = 2;
 // The SGEMM kernel: 16x16 threads, each a 4x4 piece of the tile.
 constexpr int64_t kThreads = 16;
 constexpr int64_t kPerThread = kTile / kThreads;
@@ -171,11 +175,14 @@ public:
   /// kernel's (`tensorCores`) are laid out as the operand is in memory,
   /// padded by kMmaRowPad: rows of K ([tile][depthStep + pad]) where K is
   /// contiguous, else k-major ([depthStep][tile + pad]).
+  /// `asyncStages` (at least 2): the shared tiles per operand where they
+  /// are filled by cp.async (tensor cores, 16-byte vectors of A and B).
   MatmulKernel(linalg::LinalgOp op, gacc::MatmulShape shape, Value initial,
                std::optional<Epilogue> epilogue, int64_t tile,
-               int64_t depthStep, bool tensorCores)
+               int64_t depthStep, bool tensorCores, int64_t asyncStages = 0)
       : KernelIndexBuilder(op.getLoc(), op), shape(shape), tile(tile),
-        depthStep(depthStep), out(op.getDpsInits()[0]), initial(initial),
+        depthStep(depthStep), tensorCores(tensorCores),
+        asyncStages(asyncStages), out(op.getDpsInits()[0]), initial(initial),
         epilogue(epilogue), maps(op.getIndexingMapsArray()),
         ranges(op.getStaticLoopRanges()) {
     batchLoops = ranges.size() - 3;
@@ -197,9 +204,9 @@ public:
   }
 
   /// Creates the launch of `threadsX` x `threadsY` threads per block, with
-  /// the shared tiles (kStages of each operand), each thread's staging
-  /// registers and a private accumulator of `accShape` (zeros), and starts
-  /// its body.
+  /// the shared tiles (`stages` of each operand), each thread's staging
+  /// registers unless cp.async fills the tiles, and a private accumulator of
+  /// `accShape` (zeros), and starts its body.
   gpu::LaunchOp launch(int64_t threadsX, int64_t threadsY,
                        ArrayRef<int64_t> accShape) {
     int64_t batches = 1;
@@ -210,16 +217,25 @@ public:
                                         index(batches), index(threadsX),
                                         index(threadsY), index(1));
     threads = threadsX * threadsY;
-    for (TileOperand &operand : operands) {
+    for (TileOperand &operand : operands)
       operand.width = vectorWidth(operand);
+    // cp.async moves 16 bytes from global memory into the tile as they are
+    // (tensor-core tiles are laid out as the operand is in memory).
+    asyncCopies = tensorCores && asyncStages >= 2 &&
+                  llvm::all_of(operands, [](const TileOperand &operand) {
+                    return operand.width * operand.elementBits() == 128;
+                  });
+    stages = asyncCopies ? asyncStages : kRegisterStages;
+    for (TileOperand &operand : operands) {
       Type element = cast<MemRefType>(operand.value.getType()).getElementType();
       SmallVector<int64_t> tileShape =
           operand.kMajor
-              ? SmallVector<int64_t>{kStages, depthStep, tile + operand.pad}
-              : SmallVector<int64_t>{kStages, tile, depthStep + operand.pad};
+              ? SmallVector<int64_t>{stages, depthStep, tile + operand.pad}
+              : SmallVector<int64_t>{stages, tile, depthStep + operand.pad};
       operand.shared = addWorkgroupBuffer(launch, tileShape, element);
-      operand.staging =
-          addPrivateBuffer(launch, {tile * depthStep / threads}, element);
+      if (!asyncCopies)
+        operand.staging =
+            addPrivateBuffer(launch, {tile * depthStep / threads}, element);
     }
     acc = addPrivateBuffer(launch, accShape, accType);
     b.setInsertionPointToStart(&launch.getBody().front());
@@ -250,6 +266,8 @@ public:
   /// multiplication; one barrier per slice. The loads' latency hides
   /// behind the tensor-core or FMA work instead of stalling it.
   void pipelineOverK(Value linear, function_ref<void(Value stage)> multiply) {
+    if (asyncCopies)
+      return pipelineAsync(linear, multiply);
     Value first = index(0);
     for (TileOperand &operand : operands)
       fetch(operand, first, linear);
@@ -257,7 +275,7 @@ public:
       deposit(operand, first, linear);
     gpu::BarrierOp::create(b);
     loop(0, depth, depthStep, [&](Value k0) {
-      Value stage = rem(div(k0, depthStep), kStages);
+      Value stage = rem(div(k0, depthStep), stages);
       Value next = add(k0, depthStep);
       Value more = less(next, depth);
       ifThen(more, [&] {
@@ -266,12 +284,73 @@ public:
       });
       multiply(stage);
       ifThen(more, [&] {
-        Value nextStage = rem(add(stage, 1), kStages);
+        Value nextStage = rem(add(stage, 1), stages);
         for (TileOperand &operand : operands)
           deposit(operand, nextStage, linear);
       });
       gpu::BarrierOp::create(b);
     });
+  }
+
+  /// The loop over K with cp.async (sm_80+): A's and B's slices go from
+  /// global into shared memory without passing through registers, `stages`
+  /// - 1 slices ahead of the one the block multiplies, a commit group per
+  /// slice. After multiplying a slice, each thread waits until its copies of
+  /// the next one have landed (at most `stages` - 2 groups in flight); the
+  /// barrier then shows every thread's copies to the block and frees the
+  /// stage just multiplied for the copies the next trip starts. One barrier
+  /// per slice; the copies' latency hides behind `stages` - 1 slices of
+  /// tensor-core work.
+  void pipelineAsync(Value linear, function_ref<void(Value stage)> multiply) {
+    Value group;
+    for (int64_t s = 0; s + 1 < stages; ++s)
+      group = copySlice(index(s * depthStep), index(s), linear);
+    nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(stages - 2));
+    gpu::BarrierOp::create(b);
+    loop(0, depth, depthStep, [&](Value k0) {
+      Value slice = div(k0, depthStep);
+      Value group = copySlice(add(k0, (stages - 1) * depthStep),
+                              rem(add(slice, stages - 1), stages), linear);
+      multiply(rem(slice, stages));
+      nvgpu::DeviceAsyncWaitOp::create(b, group,
+                                       b.getI32IntegerAttr(stages - 2));
+      gpu::BarrierOp::create(b);
+    });
+  }
+
+  /// Starts this thread's cp.async copies of A's and B's slices at `k0` into
+  /// the tiles of `stage`, 16 bytes each, as one commit group (returned).
+  /// Vectors past the matrix edges (all of them past K's end, where the
+  /// pipeline runs ahead of the last slice) are zeros: cp.async reads none
+  /// of their bytes, from an address clamped into the operand.
+  Value copySlice(Value k0, Value stage, Value linear) {
+    SmallVector<Value> copies;
+    for (TileOperand &operand : operands) {
+      Value base = operand.rowLoop == 0 ? rowBase : colBase;
+      int64_t extent = operand.rowLoop == 0 ? rows : cols;
+      for (int64_t i = 0, e = tile * depthStep / operand.width / threads; i < e;
+           ++i) {
+        auto [kk, rc] = place(operand, linear, i);
+        Value r = add(base, rc), k = add(k0, kk);
+        Value rowInside = less(r, extent), kInside = less(k, depth);
+        Value zero = index(0);
+        r = arith::SelectOp::create(b, rowInside, r, zero);
+        k = arith::SelectOp::create(b, kInside, k, zero);
+        Value elements = arith::SelectOp::create(
+            b, arith::AndIOp::create(b, rowInside, kInside),
+            index(operand.width), zero);
+        SmallVector<Value> to = operand.kMajor
+                                    ? SmallVector<Value>{stage, kk, rc}
+                                    : SmallVector<Value>{stage, rc, kk};
+        copies.push_back(nvgpu::DeviceAsyncCopyOp::create(
+            b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), operand.shared,
+            to, operand.value, indices(operand.map, r, r, k),
+            b.getIndexAttr(operand.width), elements,
+            /*bypassL1=*/b.getUnitAttr()));
+      }
+    }
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), copies);
   }
 
   /// C[m][n] += `value` (C[m][n] = initial + `value` when C's fill was
@@ -331,13 +410,23 @@ public:
     /// padding of their rows.
     bool kMajor;
     int64_t pad;
-    /// The tiles ([kStages][...]) and this thread's staging registers.
+    /// The tiles ([stages][...]) and this thread's staging registers (none
+    /// with cp.async).
     Value shared, staging;
+
+    int64_t elementBits() const {
+      return cast<MemRefType>(value.getType()).getElementTypeBitWidth();
+    }
   };
 
   gacc::MatmulShape shape;
   int64_t tile;
   int64_t depthStep;
+  bool tensorCores;
+  int64_t asyncStages;
+  /// Whether cp.async fills the shared tiles, and how many per operand.
+  bool asyncCopies = false;
+  int64_t stages = kRegisterStages;
   Value out;
   /// C's value before the matmul, when a fill set all of it; else null.
   Value initial;
@@ -544,13 +633,14 @@ void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
 /// The tensor-core kernel for `op`, before it (fragment layouts: see
 /// MmaFragments.h).
 void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
-                          Value initial, std::optional<Epilogue> epilogue) {
+                          Value initial, std::optional<Epilogue> epilogue,
+                          int64_t asyncStages) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   bool large = ranges[ranges.size() - 3] >= kLargeTile &&
                ranges[ranges.size() - 2] >= kLargeTile;
   MatmulKernel kernel(op, shape, initial, epilogue, large ? kLargeTile : kTile,
                       kMmaDepth,
-                      /*tensorCores=*/true);
+                      /*tensorCores=*/true, asyncStages);
   ImplicitLocOpBuilder &b = kernel.b;
   int64_t warpTile = kernel.tile / 2;
   int64_t mTiles = warpTile / kMmaM, nTiles = warpTile / kMmaN;
@@ -719,7 +809,16 @@ linalg::FillOp fillBefore(linalg::LinalgOp op) {
 }
 
 struct TileMatmulsPass : public gacc::impl::TileMatmulsBase<TileMatmulsPass> {
+  using TileMatmulsBase::TileMatmulsBase;
+
   void runOnOperation() override {
+    // 8 stages of the largest tiles (20 KB each) fit sm_80's 163 KB.
+    if (asyncStages == 1 || asyncStages < 0 || asyncStages > 8) {
+      getOperation()->emitError("gacc-cuda-tile-matmuls: async-stages must "
+                                "be 0 (no cp.async) or 2 to 8, not ")
+          << static_cast<int64_t>(asyncStages);
+      return signalPassFailure();
+    }
     SmallVector<std::pair<linalg::LinalgOp, gacc::MatmulShape>> matmuls;
     getOperation()->walk([&](linalg::LinalgOp op) {
       if (std::optional<gacc::MatmulShape> shape = gacc::getMatmulShape(op))
@@ -742,7 +841,7 @@ struct TileMatmulsPass : public gacc::impl::TileMatmulsBase<TileMatmulsPass> {
         while (op->getNextNode() != epilogue->op)
           op->getNextNode()->moveBefore(op);
       if (fitsTensorCores(op))
-        emitTensorCoreMatmul(op, shape, initial, epilogue);
+        emitTensorCoreMatmul(op, shape, initial, epilogue, asyncStages);
       else
         emitTiledMatmul(op, shape, initial, epilogue);
       op.erase();

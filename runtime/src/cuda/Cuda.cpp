@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace gacc::rt {
@@ -42,6 +43,7 @@ struct Driver {
   CUresult (*moduleLoadData)(Handle *, const void *);
   CUresult (*moduleUnload)(Handle);
   CUresult (*moduleGetFunction)(Handle *, Handle, const char *);
+  CUresult (*funcSetAttribute)(Handle, int, int);
   CUresult (*launchKernel)(Handle, unsigned, unsigned, unsigned, unsigned,
                            unsigned, unsigned, unsigned, Handle, void **,
                            void **);
@@ -93,6 +95,7 @@ const Driver *loadDriver(Status &status) {
     bind("cuModuleLoadData", driver.moduleLoadData);
     bind("cuModuleUnload", driver.moduleUnload);
     bind("cuModuleGetFunction", driver.moduleGetFunction);
+    bind("cuFuncSetAttribute", driver.funcSetAttribute);
     bind("cuLaunchKernel", driver.launchKernel);
     bind("cuStreamCreate", driver.streamCreate);
     bind("cuStreamDestroy_v2", driver.streamDestroy);
@@ -127,6 +130,31 @@ Status check(const Driver &driver, CUresult result, const char *what) {
   return Status::error(std::string(what) + ": " +
                        (name ? name : std::to_string(result)) + " (" +
                        (description ? description : "unknown") + ")");
+}
+
+/// Lets `kernel` launch with `bytes` of dynamic shared memory: beyond 48 KB
+/// the driver wants each kernel's maximum raised first (once per kernel).
+Status allowSharedBytes(const Driver &driver, Handle kernel, unsigned bytes) {
+  constexpr unsigned kDefaultMaximum = 48 * 1024;
+  constexpr int kMaxDynamicSharedSizeBytes = 8; // CUfunction_attribute
+  if (bytes <= kDefaultMaximum)
+    return Status();
+  static std::mutex mutex;
+  static std::unordered_map<Handle, unsigned> allowed;
+  std::lock_guard<std::mutex> lock(mutex);
+  unsigned &maximum = allowed[kernel];
+  if (bytes <= maximum)
+    return Status();
+  if (Status s = check(
+          driver,
+          driver.funcSetAttribute(kernel, kMaxDynamicSharedSizeBytes, bytes),
+          ("cuFuncSetAttribute (" + std::to_string(bytes) +
+           " bytes of shared memory)")
+              .c_str());
+      !s)
+    return s;
+  maximum = bytes;
+  return Status();
 }
 
 const Driver &driverOrDie() {
@@ -334,6 +362,8 @@ Status CudaDevice::launch(void *kernel, const unsigned grid[3],
                           const unsigned block[3], unsigned sharedBytes,
                           void **params) const {
   const Driver &d = driverOrDie();
+  if (Status s = allowSharedBytes(d, kernel, sharedBytes); !s)
+    return s;
   if (Status s = check(d,
                        d.launchKernel(kernel, grid[0], grid[1], grid[2],
                                       block[0], block[1], block[2],
@@ -388,6 +418,7 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
   KernelProfile *profile = KernelProfile::get();
   if (profile)
     orDie(check(d, d.streamSynchronize(stream), "cuStreamSynchronize"));
+  orDie(allowSharedBytes(d, function, smem));
   auto start = std::chrono::steady_clock::now();
   orDie(check(d,
               d.launchKernel(function, gridX, gridY, gridZ, blockX, blockY,
