@@ -1,6 +1,11 @@
 // RUN: gacc-opt %s -split-input-file --gacc-cuda-tile-matmuls --canonicalize | FileCheck %s
 // RUN: not gacc-opt %s -split-input-file --gacc-cuda-tile-matmuls=async-stages=1 2>&1 | FileCheck %s --check-prefix=STAGES
-// STAGES: error: gacc-cuda-tile-matmuls: async-stages must be 0 (no cp.async) or 2 to 8, not 1
+// STAGES: error: gacc-cuda-tile-matmuls: async-stages must be 0 (no cp.async) or 2 to 8 (20480 bytes of shared memory each, 163 KB at most), not 1
+// RUN: not gacc-opt %s -split-input-file --gacc-cuda-tile-matmuls="mma-depth=64 async-stages=5" 2>&1 | FileCheck %s --check-prefix=DEEP
+// DEEP: error: gacc-cuda-tile-matmuls: async-stages must be 0 (no cp.async) or 2 to 4 (36864 bytes of shared memory each, 163 KB at most), not 5
+// RUN: gacc-opt %s -split-input-file --gacc-cuda-tile-matmuls="warps=8 mma-depth=64 async-stages=3" --canonicalize | FileCheck %s --check-prefix=SHAPE
+// RUN: not gacc-opt %s -split-input-file --gacc-cuda-tile-matmuls=warps=6 2>&1 | FileCheck %s --check-prefix=BADSHAPE
+// BADSHAPE: error: gacc-cuda-tile-matmuls: warps must be 4 or 8 and mma-depth 32 or 64
 
 #mk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
@@ -125,7 +130,8 @@ func.func @filled(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %arena: memre
 // for the first and a barrier. Each trip starts the copies of the slice 3
 // ahead into the stage multiplied last, multiplies this stage, waits until
 // at most 2 groups are in flight (the next slice has landed) and meets
-// the block at the barrier. Per 16 of K, each warp loads the fragments of
+// the block at the barrier; after the loop, a wait for all the copies
+// (the last slices' zeros). Per 16 of K, each warp loads the fragments of
 // each of its 2 m16 tiles of A and of each pair of its n8 tiles of B (four
 // 8x8 matrices each, one ldmatrix, transposed from B's k-major tile) into
 // private memory (registers), two consecutive elements of a row packed
@@ -137,8 +143,13 @@ func.func @filled(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %arena: memre
 // CHECK: gpu.launch blocks({{[^)]*}}) in ({{[^)]*}}) threads({{[^)]*}}) in (%{{[^ ]*}} = %[[LANES]], %{{[^ ]*}} = %[[WARPS]], %{{[^ ]*}} = %{{[^)]*}})
 // CHECK-SAME: workgroup(%[[A:.*]] : memref<4x64x40xbf16, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<4x32x72xbf16, #gpu.address_space<workgroup>>)
 // CHECK-SAME: private(%{{.*}} : memref<2x4x4xf32, #gpu.address_space<private>>, %[[F:.*]] : memref<4x8xbf16, #gpu.address_space<private>>)
-// CHECK: %[[ACOUNT:.*]] = arith.select %{{.*}}, %c8, %c0 : index
-// CHECK: nvgpu.device_async_copy %[[AIN]][%{{.*}}, %{{.*}}], %[[A]][%c0, %{{.*}}, %{{.*}}], 8, %[[ACOUNT]] {bypassL1}
+// CHECK: %[[ROWIN:.*]] = arith.cmpi ult, %[[ROW:.*]], %c8 : index
+// CHECK: %[[KIN:.*]] = arith.cmpi ult, %[[K:.*]], %c64 : index
+// CHECK: %[[SAFEROW:.*]] = arith.select %[[ROWIN]], %[[ROW]], %c0 : index
+// CHECK: %[[SAFEK:.*]] = arith.select %[[KIN]], %[[K]], %c0 : index
+// CHECK: %[[INSIDE:.*]] = arith.andi %[[ROWIN]], %[[KIN]] : i1
+// CHECK: %[[ACOUNT:.*]] = arith.select %[[INSIDE]], %c8, %c0 : index
+// CHECK: nvgpu.device_async_copy %[[AIN]][%[[SAFEROW]], %[[SAFEK]]], %[[A]][%c0, %[[ROW]], %[[K]]], 8, %[[ACOUNT]] {bypassL1}
 // CHECK: nvgpu.device_async_copy %[[AIN]]{{.*}}, %[[A]][%c0,
 // CHECK: nvgpu.device_async_copy %[[BIN]]{{.*}}, %[[B]][%c0,
 // CHECK: nvgpu.device_async_copy %[[BIN]]{{.*}}, %[[B]][%c0,
@@ -174,6 +185,24 @@ func.func @filled(%x: memref<70x784xf32>, %w: memref<200x784xf32>, %arena: memre
 // CHECK: nvgpu.device_async_wait %[[GROUP]] {numGroups = 2 : i32}
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: }
+// CHECK-NEXT: nvgpu.device_async_wait %[[THIRD]] {numGroups = 0 : i32}
+// The kernel's other shapes (tuning knobs: on the H100 neither beat the
+// default, bench/RESULTS.md): 8 warps as 2x4, each 32x16 of the 64x64
+// tile (2x2 m16n8 tiles), 64 of K per shared tile (rows of 64 + 8), 3
+// stages; K being 64, one slice, 4 mma steps of 4 tiles per warp.
+// Warp w's piece starts at row 32 (w / 4), column 16 (w % 4).
+// SHAPE-LABEL: func.func @bf16
+// SHAPE: gpu.launch blocks({{[^)]*}}) in ({{[^)]*}}) threads(%{{[^,]*}}, %[[WARP:[^,]*]], %{{[^)]*}}) in (%{{[^ ]*}} = %c32, %{{[^ ]*}} = %c8, %{{[^)]*}})
+// SHAPE-SAME: workgroup(%{{.*}} : memref<3x64x72xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<3x64x72xbf16, #gpu.address_space<workgroup>>)
+// SHAPE-SAME: private(%{{.*}} : memref<2x2x4xf32, #gpu.address_space<private>>, %{{.*}} : memref<3x8xbf16, #gpu.address_space<private>>)
+// SHAPE: %[[WROW:.*]] = arith.divui %[[WARP]], %c4 : index
+// SHAPE-NEXT: arith.muli %[[WROW]], %c32 : index
+// SHAPE-NEXT: %[[WCOL:.*]] = arith.remui %[[WARP]], %c4 : index
+// SHAPE-NEXT: arith.muli %[[WCOL]], %c16 : index
+// SHAPE: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// SHAPE-COUNT-16: nvvm.mma.sync
+// SHAPE-NOT: nvvm.mma.sync
+// SHAPE: gpu.terminator
 func.func @bf16(%a: memref<8x64xbf16>, %b: memref<64x8xbf16>, %c: memref<8x8xf32>) {
   linalg.contract indexing_maps = [#mk, #kn, #mn]
       ins(%a, %b : memref<8x64xbf16>, memref<64x8xbf16>) outs(%c : memref<8x8xf32>)

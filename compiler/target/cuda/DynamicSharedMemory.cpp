@@ -33,17 +33,27 @@ LogicalResult makeDynamic(gpu::LaunchOp launch) {
   SmallVector<BlockArgument> buffers(launch.getWorkgroupAttributions());
   SmallVector<int64_t> offsets;
   int64_t bytes = 0;
+  Type unplaceable;
   for (BlockArgument buffer : buffers) {
     auto type = cast<MemRefType>(buffer.getType());
+    Type element = type.getElementType();
     if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-        type.getElementTypeBitWidth() % 8)
-      return success(); // Not ours: left as it is.
+        !element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 ||
+        !isa<gpu::AddressSpaceAttr>(type.getMemorySpace())) {
+      unplaceable = type;
+      continue;
+    }
     offsets.push_back(bytes);
-    bytes += llvm::alignTo(
-        type.getNumElements() * type.getElementTypeBitWidth() / 8, kAlignment);
+    bytes += llvm::alignTo(type.getNumElements() *
+                               element.getIntOrFloatBitWidth() / 8,
+                           kAlignment);
   }
   if (bytes <= kStaticSharedBytes)
     return success();
+  if (unplaceable)
+    return launch.emitOpError("needs more than 48 KB of workgroup memory, "
+                              "but a buffer of type ")
+           << unplaceable << " cannot be a view of dynamic shared memory";
   if (launch.getDynamicSharedMemorySize())
     return launch.emitOpError("needs ")
            << bytes << " bytes of workgroup memory and has dynamic shared "
@@ -63,8 +73,8 @@ LogicalResult makeDynamic(gpu::LaunchOp launch) {
     buffer.replaceAllUsesWith(memref::ViewOp::create(
         b, loc, cast<MemRefType>(buffer.getType()), raw,
         arith::ConstantIndexOp::create(b, loc, offset), ValueRange{}));
-  // The attributions are the block arguments after the launch's 12 ids
-  // and sizes, counted by an attribute.
+  // The attributions are consecutive block arguments (after the ids and
+  // sizes), counted by an attribute.
   unsigned first = buffers.front().getArgNumber(), count = buffers.size();
   launch.getBody().front().eraseArguments(first, count);
   launch->setAttr(gpu::LaunchOp::getNumWorkgroupAttributionsAttrName(),

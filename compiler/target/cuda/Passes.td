@@ -111,6 +111,22 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
     register r holds A[g + 8(r % 2)][2t + 8(r / 2) + e], B's
     B[2t + 8r + e][g], D's element i is D[g + 8(i / 2)][2t + i % 2]).
 
+    Where both operands move 16 bytes at a time, the tensor-core kernel's
+    tiles are filled by cp.async (`nvgpu.device_async_copy`, sm_80+),
+    straight from global into shared memory, no staging registers, in
+    `async-stages` stages (default 4): the first stages - 1 slices before
+    the loop, a commit group per slice; each trip starts the copies of the
+    slice stages - 1 ahead into the stage multiplied last, multiplies this
+    stage, waits until at most stages - 2 groups are in flight and meets
+    the block at the barrier; after the loop, a wait for all. Vectors past
+    the edges copy 0 bytes from a clamped address (zeros). The 128x128
+    tile's 4 stages are 68-80 KB:
+    `gacc-cuda-dynamic-shared-memory` makes them dynamic shared memory for
+    the CUDA target. Otherwise (GPT-2's 50257 classes along K) the register
+    pipeline above, two stages. `warps=8` (2x4 warps) and `mma-depth=64`
+    (64 of K per shared tile) are the kernel's other shapes; on the H100
+    neither beat the default (bench/RESULTS.md).
+
     An embedding's gradient (a contraction marked
     `gacc.embedding_gradient`, `one_hot(ids)ᵀ · dy` with the batch's ids;
     see `getEmbeddingGradient`) is no product: a thread per column of C and
@@ -142,7 +158,12 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
   let options = [
     Option<"asyncStages", "async-stages", "int64_t", "4",
            "Shared tiles per operand of the tensor-core kernel where "
-           "cp.async fills them (2 or more; 0: through registers)">,
+           "cp.async fills them (0: through registers; 2 or more, as many "
+           "as 163 KB of shared memory holds)">,
+    Option<"warps", "warps", "int64_t", "4",
+           "Warps per block of the tensor-core kernel (4: 2x2, 8: 2x4)">,
+    Option<"mmaDepth", "mma-depth", "int64_t", "32",
+           "Elements of K per shared tile of the tensor-core kernel (32, 64)">,
   ];
   let statistics = [
     Statistic<"numEpilogues", "num-epilogues",
@@ -167,8 +188,8 @@ def DynamicSharedMemory : GaccPass<"gacc-cuda-dynamic-shared-memory"> {
   let description = [{
     A kernel's static shared memory stops at 48 KB; more must be dynamic
     shared memory, sized at launch and allowed per kernel by the driver
-    (`cuFuncSetAttribute`, which the runtime's `mgpuLaunchKernel` calls
-    for launches above 48 KB; sm_80 has 163 KB, sm_90 227 KB). Kernel
+    (`cuFuncSetAttribute`, which the runtime calls before each launch above
+    48 KB; sm_80 has 163 KB, sm_90 227 KB). Kernel
     generators (the tensor-core matmul's cp.async stages) declare what they
     need as workgroup attributions whatever the size, which the emulator
     runs as they are; for the CUDA target, just before outlining, this
@@ -176,7 +197,9 @@ def DynamicSharedMemory : GaccPass<"gacc-cuda-dynamic-shared-memory"> {
     48 KB by `memref.view`s of one `gpu.dynamic_shared_memory` buffer, at
     16-byte aligned offsets, and sets the launch's
     `dynamic_shared_memory_size` to their total. Launches within 48 KB
-    keep static shared memory.
+    keep static shared memory. A launch over 48 KB with a buffer that
+    cannot be such a view (not of static shape and identity layout, or of
+    elements that are not whole bytes) is an error.
 
     ```mlir
     gpu.launch ... workgroup(%a : memref<4x128x40xbf16, 3>,

@@ -6,13 +6,13 @@
 // classic SGEMM kernel: 64x64 tiles, 16x16 threads, each a 4x4 piece of
 // the tile in private memory (registers once LLVM unrolls the constant
 // loops), 16 of K at a time. The tensor-core kernel, for f16/bf16 operands
-// into f32: 4 warps, each a quarter of a 64x64 or 128x128 tile as m16n8k16
-// mma.sync tiles, 32 of K at a time, fragments read with ldmatrix. Both
-// are software-pipelined over K. Where A and B move 16 bytes at a time, the
-// tensor-core kernel copies them with cp.async straight into shared memory,
-// several slices ahead of the one it multiplies; otherwise the next slice
-// is loaded into registers while the block multiplies the one in shared
-// memory.
+// into f32: 4 warps (by default), each a quarter of a 64x64 or 128x128 tile
+// as m16n8k16 mma.sync tiles, 32 of K at a time (by default), fragments
+// read with ldmatrix. Both are software-pipelined over K. Where A and B
+// move 16 bytes at a time, the tensor-core kernel copies them with cp.async
+// straight into shared memory, several slices ahead of the one it
+// multiplies; otherwise the next slice is loaded into registers while the
+// block multiplies the one in shared memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +39,8 @@ using gacc::kMmaN;
 
 namespace {
 constexpr int64_t kTile = 64; // C tile per block: kTile x kTile
+// Row tiles of C that consecutive blocks go down before the next column.
+constexpr int64_t kGroupRows = 8;
 // Shared tiles per operand where the next slice passes through registers:
 // one multiplied while the next is loaded.
 constexpr int64_t kRegisterStages = 2;
@@ -46,14 +48,13 @@ constexpr int64_t kRegisterStages = 2;
 constexpr int64_t kThreads = 16;
 constexpr int64_t kPerThread = kTile / kThreads;
 constexpr int64_t kSgemmDepth = 16; // K elements per shared tile
-// The tensor-core kernel: 2x2 warps, each a quarter of the block's tile:
+// The tensor-core kernel (by default; see the pass's `warps` option): 2x2
+// warps, each a quarter of the block's tile:
 // 32x32 (2x4 m16n8 tiles) of 64x64, or 64x64 (4x8) of 128x128 where C is
 // that large. The larger tile reads A and B from shared memory once per 32
 // mma instead of per 8 (the fragment loads bound the kernel), at the cost
 // of 128 accumulators per lane.
-constexpr int64_t kWarps = 4;
 constexpr int64_t kLargeTile = 128;
-constexpr int64_t kMmaDepth = 2 * kMmaK; // K elements per shared tile
 // Its shared tiles' rows (of K, 32 elements, or k-major, 64 or 128) are
 // padded by 8 elements (16 bytes), so that the 8 rows of 16 bytes an
 // ldmatrix reads for each 8x8 matrix fall in 8 different groups of 4
@@ -175,8 +176,8 @@ public:
   /// kernel's (`tensorCores`) are laid out as the operand is in memory,
   /// padded by kMmaRowPad: rows of K ([tile][depthStep + pad]) where K is
   /// contiguous, else k-major ([depthStep][tile + pad]).
-  /// `asyncStages` (at least 2): the shared tiles per operand where they
-  /// are filled by cp.async (tensor cores, 16-byte vectors of A and B).
+  /// `asyncStages`: the shared tiles per operand where cp.async fills them
+  /// (tensor cores, 16-byte vectors of A and B; 0: never).
   MatmulKernel(linalg::LinalgOp op, gacc::MatmulShape shape, Value initial,
                std::optional<Epilogue> epilogue, int64_t tile,
                int64_t depthStep, bool tensorCores, int64_t asyncStages = 0)
@@ -244,8 +245,9 @@ public:
     SmallVector<unsigned> batchDims =
         llvm::to_vector(llvm::seq<unsigned>(0, batchLoops));
     gacc::delinearize(b, block.z, batchDims, ranges, loopIndex);
-    rowBase = mul(block.y, tile);
-    colBase = mul(block.x, tile);
+    auto [row, col] = groupedTile(block.x, block.y);
+    rowBase = mul(row, tile);
+    colBase = mul(col, tile);
     // Unrolled: with constant indices, LLVM keeps the private accumulator
     // in registers (SROA) instead of local memory.
     Value zero = arith::ConstantOp::create(b, b.getZeroAttr(accType));
@@ -257,6 +259,28 @@ public:
       memref::StoreOp::create(b, zero, acc, at);
     }
     return launch;
+  }
+
+  /// The tile of C (row, column) of the block (`x`, `y`) of a batch.
+  /// Blocks start in launch order, x fastest: consecutive blocks take
+  /// kGroupRows row tiles down one column, then the next column (Triton's
+  /// grouped order), so that the blocks resident at once share A's row
+  /// tiles and B's column tiles in L2. In row-major order they would
+  /// stream all of B once per row tile: GPT-2's logits read the 77 MB
+  /// embedding (more than the H100's 50 MB of L2) from memory 64 times.
+  std::pair<Value, Value> groupedTile(Value x, Value y) {
+    int64_t rowTiles = llvm::divideCeil(rows, tile);
+    int64_t colTiles = llvm::divideCeil(cols, tile);
+    int64_t perGroup = kGroupRows * colTiles;
+    Value linear = add(mul(y, colTiles), x);
+    Value firstRow = mul(div(linear, perGroup), kGroupRows);
+    // The last group holds the rows left.
+    Value groupRows = arith::MinUIOp::create(
+        b, index(kGroupRows),
+        arith::SubIOp::create(b, index(rowTiles), firstRow));
+    Value inGroup = rem(linear, perGroup);
+    return {add(firstRow, arith::RemUIOp::create(b, inGroup, groupRows)),
+            arith::DivUIOp::create(b, inGroup, groupRows)};
   }
 
   /// The loop over K, software-pipelined: while the block multiplies the
@@ -316,6 +340,9 @@ public:
                                        b.getI32IntegerAttr(stages - 2));
       gpu::BarrierOp::create(b);
     });
+    // The copies past K's end (zeros) land before the kernel goes on, so
+    // that nothing after the loop races with them.
+    nvgpu::DeviceAsyncWaitOp::create(b, group, b.getI32IntegerAttr(0));
   }
 
   /// Starts this thread's cp.async copies of A's and B's slices at `k0` into
@@ -634,25 +661,28 @@ void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
 /// MmaFragments.h).
 void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                           Value initial, std::optional<Epilogue> epilogue,
-                          int64_t asyncStages) {
+                          int64_t asyncStages, int64_t warps,
+                          int64_t depthStep) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   bool large = ranges[ranges.size() - 3] >= kLargeTile &&
                ranges[ranges.size() - 2] >= kLargeTile;
   MatmulKernel kernel(op, shape, initial, epilogue, large ? kLargeTile : kTile,
-                      kMmaDepth,
+                      depthStep,
                       /*tensorCores=*/true, asyncStages);
   ImplicitLocOpBuilder &b = kernel.b;
-  int64_t warpTile = kernel.tile / 2;
-  int64_t mTiles = warpTile / kMmaM, nTiles = warpTile / kMmaN;
+  // 2 x (warps / 2) warps, each a warpRows x warpCols piece of the tile.
+  int64_t warpColumns = warps / 2;
+  int64_t warpRows = kernel.tile / 2, warpCols = kernel.tile / warpColumns;
+  int64_t mTiles = warpRows / kMmaM, nTiles = warpCols / kMmaN;
   Type elementType = kernel.lhsType;
-  gpu::LaunchOp launch = kernel.launch(32, kWarps, {mTiles, nTiles, 4});
+  gpu::LaunchOp launch = kernel.launch(32, warps, {mTiles, nTiles, 4});
   // threadIdx.x is the lane, threadIdx.y the warp.
   gpu::KernelDim3 thread = launch.getThreadIds();
   Value lane = thread.x, warp = thread.y;
   Value linear = kernel.add(kernel.mul(warp, 32), lane);
   Value g = kernel.div(lane, 4), t = kernel.rem(lane, 4);
-  Value warpRow = kernel.mul(kernel.div(warp, 2), warpTile);
-  Value warpCol = kernel.mul(kernel.rem(warp, 2), warpTile);
+  Value warpRow = kernel.mul(kernel.div(warp, warpColumns), warpRows);
+  Value warpCol = kernel.mul(kernel.rem(warp, warpColumns), warpCols);
   Value acc = kernel.acc;
   // Four 8x8 matrices of a shared tile as four mma registers, one
   // ldmatrix: lane l gives the address of row l % 8 of matrix l / 8, whose
@@ -682,7 +712,7 @@ void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
   const MatmulKernel::TileOperand &lhs = kernel.operands[0],
                                   &rhs = kernel.operands[1];
   kernel.pipelineOverK(linear, [&](Value stage) {
-    for (int64_t k16 = 0; k16 < kMmaDepth; k16 += kMmaK) {
+    for (int64_t k16 = 0; k16 < depthStep; k16 += kMmaK) {
       for (int64_t mi = 0; mi < mTiles; ++mi)
         loadFragments(lhs, stage, k16, kernel.add(warpRow, mi * kMmaM),
                       aOffsets, /*slot=*/mi);
@@ -812,10 +842,22 @@ struct TileMatmulsPass : public gacc::impl::TileMatmulsBase<TileMatmulsPass> {
   using TileMatmulsBase::TileMatmulsBase;
 
   void runOnOperation() override {
-    // 8 stages of the largest tiles (20 KB each) fit sm_80's 163 KB.
-    if (asyncStages == 1 || asyncStages < 0 || asyncStages > 8) {
+    if ((warps != 4 && warps != 8) || (mmaDepth != 32 && mmaDepth != 64)) {
+      getOperation()->emitError("gacc-cuda-tile-matmuls: warps must be 4 or "
+                                "8 and mma-depth 32 or 64");
+      return signalPassFailure();
+    }
+    // The stages of the largest tiles (two padded 128 x mma-depth 16-bit
+    // tiles each) must fit the 163 KB of shared memory an sm_80 block
+    // may have.
+    constexpr int64_t kMaxSharedBytes = 163 * 1024;
+    int64_t stageBytes = 2 * kLargeTile * (mmaDepth + kMmaRowPad) * 2;
+    int64_t maxStages = kMaxSharedBytes / stageBytes;
+    if (asyncStages == 1 || asyncStages < 0 || asyncStages > maxStages) {
       getOperation()->emitError("gacc-cuda-tile-matmuls: async-stages must "
-                                "be 0 (no cp.async) or 2 to 8, not ")
+                                "be 0 (no cp.async) or 2 to ")
+          << maxStages << " (" << stageBytes
+          << " bytes of shared memory each, 163 KB at most), not "
           << static_cast<int64_t>(asyncStages);
       return signalPassFailure();
     }
@@ -841,7 +883,8 @@ struct TileMatmulsPass : public gacc::impl::TileMatmulsBase<TileMatmulsPass> {
         while (op->getNextNode() != epilogue->op)
           op->getNextNode()->moveBefore(op);
       if (fitsTensorCores(op))
-        emitTensorCoreMatmul(op, shape, initial, epilogue, asyncStages);
+        emitTensorCoreMatmul(op, shape, initial, epilogue, asyncStages, warps,
+                             mmaDepth);
       else
         emitTiledMatmul(op, shape, initial, epilogue);
       op.erase();

@@ -10,7 +10,6 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace gacc::rt {
@@ -133,28 +132,20 @@ Status check(const Driver &driver, CUresult result, const char *what) {
 }
 
 /// Lets `kernel` launch with `bytes` of dynamic shared memory: beyond 48 KB
-/// the driver wants each kernel's maximum raised first (once per kernel).
+/// the driver wants the kernel's maximum raised first. Raised at every such
+/// launch (a cheap call next to the kernel; no cache of handles that a
+/// reloaded module could reuse).
 Status allowSharedBytes(const Driver &driver, Handle kernel, unsigned bytes) {
   constexpr unsigned kDefaultMaximum = 48 * 1024;
   constexpr int kMaxDynamicSharedSizeBytes = 8; // CUfunction_attribute
   if (bytes <= kDefaultMaximum)
     return Status();
-  static std::mutex mutex;
-  static std::unordered_map<Handle, unsigned> allowed;
-  std::lock_guard<std::mutex> lock(mutex);
-  unsigned &maximum = allowed[kernel];
-  if (bytes <= maximum)
-    return Status();
-  if (Status s = check(
-          driver,
-          driver.funcSetAttribute(kernel, kMaxDynamicSharedSizeBytes, bytes),
-          ("cuFuncSetAttribute (" + std::to_string(bytes) +
-           " bytes of shared memory)")
-              .c_str());
-      !s)
-    return s;
-  maximum = bytes;
-  return Status();
+  return check(
+      driver,
+      driver.funcSetAttribute(kernel, kMaxDynamicSharedSizeBytes, bytes),
+      ("cuFuncSetAttribute (" + std::to_string(bytes) +
+       " bytes of shared memory)")
+          .c_str());
 }
 
 const Driver &driverOrDie() {
