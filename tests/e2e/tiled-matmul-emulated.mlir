@@ -11,7 +11,7 @@
 // row tiles than the grouped block order's 8 (its last group smaller), K
 // of one slice (cp.async's stages ahead all zeros). Again with the
 // tensor-core kernel's other shapes: 8 warps, 64 of K per slice, 3
-// stages; and 2 stages.
+// stages; and 2 stages with 128x256 tiles where C is that wide.
 // RUN: gacc-opt %s --gacc-cuda-tile-matmuls --gacc-cuda-emulate-launches \
 // RUN:   --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \
 // RUN:   --lower-affine --convert-vector-to-llvm --finalize-memref-to-llvm --convert-math-to-llvm \
@@ -28,7 +28,7 @@
 // RUN: | mlir-runner -e main -entry-point-result=void \
 // RUN:   -shared-libs=%mlir_lib_dir/libmlir_c_runner_utils.so,%mlir_lib_dir/libmlir_runner_utils.so \
 // RUN: | FileCheck %s
-// RUN: gacc-opt %s --gacc-cuda-tile-matmuls="async-stages=2" --gacc-cuda-emulate-launches \
+// RUN: gacc-opt %s --gacc-cuda-tile-matmuls="async-stages=2 wide-tiles=1" --gacc-cuda-emulate-launches \
 // RUN:   --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \
 // RUN:   --lower-affine --convert-vector-to-llvm --finalize-memref-to-llvm --convert-math-to-llvm \
 // RUN:   --convert-arith-to-llvm --convert-index-to-llvm --convert-func-to-llvm \
@@ -444,45 +444,46 @@ func.func @f16_into_f16() {
 }
 
 // C = A·Bᵀ in f32 over the first 640 rows (the SGEMM's 64x64 tiles: 10
-// row tiles, 3 column tiles) and over all 1200 with f16 operands (the tensor-core kernel's 128x128 tiles:
-// 10 row tiles, 2 column tiles), K 32: blocks take their tiles in groups
-// of 8 row tiles down each column, the last group 2; every C element must
-// be computed exactly once. One slice of K, fewer than cp.async's stages.
+// row tiles, 5 column tiles) and over all 1200 with f16 operands (the
+// tensor-core kernel's 128x128 tiles: 10 row tiles, 3 column tiles; or
+// 128x256 with wide-tiles: 2), K 32: blocks take their tiles in groups of
+// 8 row tiles down each column, the last group 2; every C element must be
+// computed exactly once. One slice of K, fewer than cp.async's stages.
 func.func @grouped_tiles() {
   %a32 = memref.alloc() : memref<1200x32xf32>
-  %b32 = memref.alloc() : memref<136x32xf32>
+  %b32 = memref.alloc() : memref<264x32xf32>
   %a = memref.alloc() : memref<1200x32xf16>
-  %b = memref.alloc() : memref<136x32xf16>
-  %c = memref.alloc() : memref<1200x136xf32>
-  %r = memref.alloc() : memref<1200x136xf32>
+  %b = memref.alloc() : memref<264x32xf16>
+  %c = memref.alloc() : memref<1200x264xf32>
+  %r = memref.alloc() : memref<1200x264xf32>
   %ad = memref.cast %a32 : memref<1200x32xf32> to memref<?x?xf32>
-  %bd = memref.cast %b32 : memref<136x32xf32> to memref<?x?xf32>
+  %bd = memref.cast %b32 : memref<264x32xf32> to memref<?x?xf32>
   call @fill2(%ad) : (memref<?x?xf32>) -> ()
   call @fill2(%bd) : (memref<?x?xf32>) -> ()
   %zero = arith.constant 0.0 : f32
-  linalg.fill ins(%zero : f32) outs(%r : memref<1200x136xf32>)
+  linalg.fill ins(%zero : f32) outs(%r : memref<1200x264xf32>)
   linalg.generic {indexing_maps = [#mk, #nk, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a32, %b32 : memref<1200x32xf32>, memref<136x32xf32>) outs(%r : memref<1200x136xf32>) {
+      ins(%a32, %b32 : memref<1200x32xf32>, memref<264x32xf32>) outs(%r : memref<1200x264xf32>) {
   ^bb0(%p: f32, %q: f32, %o: f32):
     %t = arith.mulf %p, %q : f32
     %u = arith.addf %t, %o : f32
     linalg.yield %u : f32
   }
-  %cd = memref.cast %c : memref<1200x136xf32> to memref<?x?xf32>
-  %rd = memref.cast %r : memref<1200x136xf32> to memref<?x?xf32>
-  %c640 = memref.subview %c[0, 0] [640, 136] [1, 1] : memref<1200x136xf32> to memref<640x136xf32, strided<[136, 1]>>
-  %r640 = memref.subview %r[0, 0] [640, 136] [1, 1] : memref<1200x136xf32> to memref<640x136xf32, strided<[136, 1]>>
+  %cd = memref.cast %c : memref<1200x264xf32> to memref<?x?xf32>
+  %rd = memref.cast %r : memref<1200x264xf32> to memref<?x?xf32>
+  %c640 = memref.subview %c[0, 0] [640, 264] [1, 1] : memref<1200x264xf32> to memref<640x264xf32, strided<[264, 1]>>
+  %r640 = memref.subview %r[0, 0] [640, 264] [1, 1] : memref<1200x264xf32> to memref<640x264xf32, strided<[264, 1]>>
   %a640 = memref.subview %a32[0, 0] [640, 32] [1, 1] : memref<1200x32xf32> to memref<640x32xf32, strided<[32, 1]>>
-  linalg.fill ins(%zero : f32) outs(%c640 : memref<640x136xf32, strided<[136, 1]>>)
+  linalg.fill ins(%zero : f32) outs(%c640 : memref<640x264xf32, strided<[264, 1]>>)
   linalg.contract indexing_maps = [#mk, #nk, #mn]
-      ins(%a640, %b32 : memref<640x32xf32, strided<[32, 1]>>, memref<136x32xf32>)
-      outs(%c640 : memref<640x136xf32, strided<[136, 1]>>)
-  %cc = memref.alloc() : memref<640x136xf32>
-  %rc = memref.alloc() : memref<640x136xf32>
-  memref.copy %c640, %cc : memref<640x136xf32, strided<[136, 1]>> to memref<640x136xf32>
-  memref.copy %r640, %rc : memref<640x136xf32, strided<[136, 1]>> to memref<640x136xf32>
-  %ccd = memref.cast %cc : memref<640x136xf32> to memref<?x?xf32>
-  %rcd = memref.cast %rc : memref<640x136xf32> to memref<?x?xf32>
+      ins(%a640, %b32 : memref<640x32xf32, strided<[32, 1]>>, memref<264x32xf32>)
+      outs(%c640 : memref<640x264xf32, strided<[264, 1]>>)
+  %cc = memref.alloc() : memref<640x264xf32>
+  %rc = memref.alloc() : memref<640x264xf32>
+  memref.copy %c640, %cc : memref<640x264xf32, strided<[264, 1]>> to memref<640x264xf32>
+  memref.copy %r640, %rc : memref<640x264xf32, strided<[264, 1]>> to memref<640x264xf32>
+  %ccd = memref.cast %cc : memref<640x264xf32> to memref<?x?xf32>
+  %rcd = memref.cast %rc : memref<640x264xf32> to memref<?x?xf32>
   call @print_max_difference2(%ccd, %rcd) : (memref<?x?xf32>, memref<?x?xf32>) -> ()
   linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
       ins(%a32 : memref<1200x32xf32>) outs(%a : memref<1200x32xf16>) {
@@ -491,14 +492,14 @@ func.func @grouped_tiles() {
     linalg.yield %h : f16
   }
   linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
-      ins(%b32 : memref<136x32xf32>) outs(%b : memref<136x32xf16>) {
+      ins(%b32 : memref<264x32xf32>) outs(%b : memref<264x32xf16>) {
   ^bb0(%x: f32, %o: f16):
     %h = arith.truncf %x : f32 to f16
     linalg.yield %h : f16
   }
-  linalg.fill ins(%zero : f32) outs(%c : memref<1200x136xf32>)
+  linalg.fill ins(%zero : f32) outs(%c : memref<1200x264xf32>)
   linalg.contract indexing_maps = [#mk, #nk, #mn]
-      ins(%a, %b : memref<1200x32xf16>, memref<136x32xf16>) outs(%c : memref<1200x136xf32>)
+      ins(%a, %b : memref<1200x32xf16>, memref<264x32xf16>) outs(%c : memref<1200x264xf32>)
   call @print_max_difference2(%cd, %rd) : (memref<?x?xf32>, memref<?x?xf32>) -> ()
   return
 }

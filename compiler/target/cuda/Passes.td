@@ -123,9 +123,15 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
     tile's 4 stages are 68-80 KB:
     `gacc-cuda-dynamic-shared-memory` makes them dynamic shared memory for
     the CUDA target. Otherwise (GPT-2's 50257 classes along K) the register
-    pipeline above, two stages. `warps=8` (2x4 warps) and `mma-depth=64`
-    (64 of K per shared tile) are the kernel's other shapes; on the H100
-    neither beat the default (bench/RESULTS.md).
+    pipeline above, two stages. `warps=8` (2x4 warps), `mma-depth=64` (64
+    of K per shared tile) and `wide-tiles` (128x256 tiles of 8 warps of
+    64x64 where C has 256 columns or more) are the kernel's other shapes;
+    on the H100 none beat the default (bench/RESULTS.md: `wide-tiles` made
+    GPT-2-small's step 6% slower, one block per multiprocessor).
+
+    Blocks take their tiles of C in groups of 8 row tiles down each column
+    (Triton's grouped order), so that the blocks resident at once share
+    A's and B's tiles in L2 (GPT-2's logits: 13% faster).
 
     An embedding's gradient (a contraction marked
     `gacc.embedding_gradient`, `one_hot(ids)ᵀ · dy` with the batch's ids;
@@ -164,6 +170,9 @@ def TileMatmuls : GaccPass<"gacc-cuda-tile-matmuls"> {
            "Warps per block of the tensor-core kernel (4: 2x2, 8: 2x4)">,
     Option<"mmaDepth", "mma-depth", "int64_t", "32",
            "Elements of K per shared tile of the tensor-core kernel (32, 64)">,
+    Option<"wideTiles", "wide-tiles", "bool", "false",
+           "128x256 tensor-core tiles (8 warps of 64x64) where C has at "
+           "least 128 rows and 256 columns">,
   ];
   let statistics = [
     Statistic<"numEpilogues", "num-epilogues",

@@ -170,19 +170,21 @@ std::optional<Epilogue> epilogueAfter(linalg::LinalgOp op) {
 /// the accumulation into C.
 class MatmulKernel : public gacc::KernelIndexBuilder {
 public:
-  /// Each block computes a `tile` x `tile` piece of C; `depthStep`
+  /// Each block computes a `tileRows` x `tileCols` piece of C; `depthStep`
   /// elements of K pass through the shared tiles at a time. The SGEMM
   /// kernel's tiles are k-major ([depthStep][tile]); the tensor-core
   /// kernel's (`tensorCores`) are laid out as the operand is in memory,
   /// padded by kMmaRowPad: rows of K ([tile][depthStep + pad]) where K is
-  /// contiguous, else k-major ([depthStep][tile + pad]).
+  /// contiguous, else k-major ([depthStep][tile + pad]), `tile` being A's
+  /// rows or B's columns.
   /// `asyncStages`: the shared tiles per operand where cp.async fills them
   /// (tensor cores, 16-byte vectors of A and B; 0: never).
   MatmulKernel(linalg::LinalgOp op, gacc::MatmulShape shape, Value initial,
-               std::optional<Epilogue> epilogue, int64_t tile,
-               int64_t depthStep, bool tensorCores, int64_t asyncStages = 0)
-      : KernelIndexBuilder(op.getLoc(), op), shape(shape), tile(tile),
-        depthStep(depthStep), tensorCores(tensorCores),
+               std::optional<Epilogue> epilogue, int64_t tileRows,
+               int64_t tileCols, int64_t depthStep, bool tensorCores,
+               int64_t asyncStages = 0)
+      : KernelIndexBuilder(op.getLoc(), op), shape(shape), tileRows(tileRows),
+        tileCols(tileCols), depthStep(depthStep), tensorCores(tensorCores),
         asyncStages(asyncStages), out(op.getDpsInits()[0]), initial(initial),
         epilogue(epilogue), maps(op.getIndexingMapsArray()),
         ranges(op.getStaticLoopRanges()) {
@@ -193,9 +195,9 @@ public:
     // A is [m][k] (k contiguous) or transposed, [k][m]; B is [k][n] (n
     // contiguous) or transposed, [n][k].
     operands[0] = {op.getDpsInputs()[0], maps[0], /*rowLoop=*/0,
-                   /*alongK=*/!shape.transposeLhs};
+                   /*alongK=*/!shape.transposeLhs, tileRows};
     operands[1] = {op.getDpsInputs()[1], maps[1], /*rowLoop=*/1,
-                   /*alongK=*/shape.transposeRhs};
+                   /*alongK=*/shape.transposeRhs, tileCols};
     for (TileOperand &operand : operands) {
       operand.kMajor = !tensorCores || !operand.alongK;
       operand.pad = tensorCores ? kMmaRowPad : 0;
@@ -213,10 +215,10 @@ public:
     int64_t batches = 1;
     for (unsigned i = 0; i < batchLoops; ++i)
       batches *= ranges[i];
-    auto launch = gpu::LaunchOp::create(b, index(llvm::divideCeil(cols, tile)),
-                                        index(llvm::divideCeil(rows, tile)),
-                                        index(batches), index(threadsX),
-                                        index(threadsY), index(1));
+    auto launch = gpu::LaunchOp::create(
+        b, index(llvm::divideCeil(cols, tileCols)),
+        index(llvm::divideCeil(rows, tileRows)), index(batches),
+        index(threadsX), index(threadsY), index(1));
     threads = threadsX * threadsY;
     for (TileOperand &operand : operands)
       operand.width = vectorWidth(operand);
@@ -230,13 +232,14 @@ public:
     for (TileOperand &operand : operands) {
       Type element = cast<MemRefType>(operand.value.getType()).getElementType();
       SmallVector<int64_t> tileShape =
-          operand.kMajor
-              ? SmallVector<int64_t>{stages, depthStep, tile + operand.pad}
-              : SmallVector<int64_t>{stages, tile, depthStep + operand.pad};
+          operand.kMajor ? SmallVector<int64_t>{stages, depthStep,
+                                                operand.tile + operand.pad}
+                         : SmallVector<int64_t>{stages, operand.tile,
+                                                depthStep + operand.pad};
       operand.shared = addWorkgroupBuffer(launch, tileShape, element);
       if (!asyncCopies)
-        operand.staging =
-            addPrivateBuffer(launch, {tile * depthStep / threads}, element);
+        operand.staging = addPrivateBuffer(
+            launch, {operand.tile * depthStep / threads}, element);
     }
     acc = addPrivateBuffer(launch, accShape, accType);
     b.setInsertionPointToStart(&launch.getBody().front());
@@ -246,8 +249,8 @@ public:
         llvm::to_vector(llvm::seq<unsigned>(0, batchLoops));
     gacc::delinearize(b, block.z, batchDims, ranges, loopIndex);
     auto [row, col] = groupedTile(block.x, block.y);
-    rowBase = mul(row, tile);
-    colBase = mul(col, tile);
+    rowBase = mul(row, tileRows);
+    colBase = mul(col, tileCols);
     // Unrolled: with constant indices, LLVM keeps the private accumulator
     // in registers (SROA) instead of local memory.
     Value zero = arith::ConstantOp::create(b, b.getZeroAttr(accType));
@@ -269,8 +272,8 @@ public:
   /// stream all of B once per row tile: GPT-2's logits read the 77 MB
   /// embedding (more than the H100's 50 MB of L2) from memory 64 times.
   std::pair<Value, Value> groupedTile(Value x, Value y) {
-    int64_t rowTiles = llvm::divideCeil(rows, tile);
-    int64_t colTiles = llvm::divideCeil(cols, tile);
+    int64_t rowTiles = llvm::divideCeil(rows, tileRows);
+    int64_t colTiles = llvm::divideCeil(cols, tileCols);
     int64_t perGroup = kGroupRows * colTiles;
     Value linear = add(mul(y, colTiles), x);
     Value firstRow = mul(div(linear, perGroup), kGroupRows);
@@ -355,8 +358,9 @@ public:
     for (TileOperand &operand : operands) {
       Value base = operand.rowLoop == 0 ? rowBase : colBase;
       int64_t extent = operand.rowLoop == 0 ? rows : cols;
-      for (int64_t i = 0, e = tile * depthStep / operand.width / threads; i < e;
-           ++i) {
+      for (int64_t i = 0,
+                   e = operand.tile * depthStep / operand.width / threads;
+           i < e; ++i) {
         auto [kk, rc] = place(operand, linear, i);
         Value r = add(base, rc), k = add(k0, kk);
         Value rowInside = less(r, extent), kInside = less(k, depth);
@@ -431,6 +435,9 @@ public:
     unsigned rowLoop;
     /// Whether K is contiguous in memory (A [m][k], B transposed [n][k]).
     bool alongK;
+    /// How many rows of the operand the tile holds: C's rows for A, C's
+    /// columns for B.
+    int64_t tile;
     /// Elements moved at a time (vectorWidth).
     int64_t width = 1;
     /// The shared tiles' layout: k-major ([K][rows]) or rows of K, and the
@@ -447,7 +454,7 @@ public:
   };
 
   gacc::MatmulShape shape;
-  int64_t tile;
+  int64_t tileRows, tileCols;
   int64_t depthStep;
   bool tensorCores;
   int64_t asyncStages;
@@ -498,8 +505,8 @@ private:
     int64_t offset;
     if (failed(type.getStridesAndOffset(strides, offset)) || strides.empty() ||
         strides.back() != 1 || ShapedType::isDynamic(offset) ||
-        offset % width || extent % width || tile % width || depthStep % width ||
-        (tile * depthStep / width) % threads ||
+        offset % width || extent % width || operand.tile % width ||
+        depthStep % width || (operand.tile * depthStep / width) % threads ||
         map.getResults().back() != b.getAffineDimExpr(batchLoops + loop))
       return 1;
     for (AffineExpr result : map.getResults().drop_back())
@@ -516,7 +523,8 @@ private:
   /// on consecutive addresses of memory.
   std::pair<Value, Value> place(const TileOperand &operand, Value linear,
                                 int64_t i) {
-    int64_t perLine = (operand.alongK ? depthStep : tile) / operand.width;
+    int64_t perLine =
+        (operand.alongK ? depthStep : operand.tile) / operand.width;
     Value e = add(linear, i * threads);
     Value along = mul(rem(e, perLine), operand.width), across = div(e, perLine);
     return operand.alongK ? std::pair{along, across} : std::pair{across, along};
@@ -532,7 +540,8 @@ private:
     int64_t width = operand.width;
     Type element = cast<MemRefType>(operand.value.getType()).getElementType();
     Type type = width == 1 ? element : VectorType::get({width}, element);
-    for (int64_t i = 0, e = tile * depthStep / width / threads; i < e; ++i) {
+    for (int64_t i = 0, e = operand.tile * depthStep / width / threads; i < e;
+         ++i) {
       auto [kk, rc] = place(operand, linear, i);
       Value r = add(base, rc), k = add(k0, kk);
       Value inBounds =
@@ -574,7 +583,8 @@ private:
       return operand.kMajor ? SmallVector<Value>{stage, kk, rc}
                             : SmallVector<Value>{stage, rc, kk};
     };
-    for (int64_t i = 0, e = tile * depthStep / width / threads; i < e; ++i) {
+    for (int64_t i = 0, e = operand.tile * depthStep / width / threads; i < e;
+         ++i) {
       auto [kk, rc] = place(operand, linear, i);
       Value slot = index(i * width);
       if (width == 1) {
@@ -605,7 +615,7 @@ private:
 /// The SGEMM kernel for `op` (loops (batch..., m, n, k)), before it.
 void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                      Value initial, std::optional<Epilogue> epilogue) {
-  MatmulKernel kernel(op, shape, initial, epilogue, kTile, kSgemmDepth,
+  MatmulKernel kernel(op, shape, initial, epilogue, kTile, kTile, kSgemmDepth,
                       /*tensorCores=*/false);
   ImplicitLocOpBuilder &b = kernel.b;
   Type accType = kernel.accType;
@@ -661,18 +671,25 @@ void emitTiledMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
 /// MmaFragments.h).
 void emitTensorCoreMatmul(linalg::LinalgOp op, gacc::MatmulShape shape,
                           Value initial, std::optional<Epilogue> epilogue,
-                          int64_t asyncStages, int64_t warps,
-                          int64_t depthStep) {
+                          int64_t asyncStages, int64_t warps, int64_t depthStep,
+                          bool wideTiles) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  bool large = ranges[ranges.size() - 3] >= kLargeTile &&
-               ranges[ranges.size() - 2] >= kLargeTile;
-  MatmulKernel kernel(op, shape, initial, epilogue, large ? kLargeTile : kTile,
+  int64_t rows = ranges[ranges.size() - 3], cols = ranges[ranges.size() - 2];
+  bool large = rows >= kLargeTile && cols >= kLargeTile;
+  int64_t tileRows = large ? kLargeTile : kTile, tileCols = tileRows;
+  // 128x256 tiles: 8 warps of 64x64, a third more products per byte
+  // loaded than 128x128.
+  if (wideTiles && large && cols >= 2 * kLargeTile) {
+    tileCols = 2 * kLargeTile;
+    warps = 8;
+  }
+  MatmulKernel kernel(op, shape, initial, epilogue, tileRows, tileCols,
                       depthStep,
                       /*tensorCores=*/true, asyncStages);
   ImplicitLocOpBuilder &b = kernel.b;
   // 2 x (warps / 2) warps, each a warpRows x warpCols piece of the tile.
   int64_t warpColumns = warps / 2;
-  int64_t warpRows = kernel.tile / 2, warpCols = kernel.tile / warpColumns;
+  int64_t warpRows = tileRows / 2, warpCols = tileCols / warpColumns;
   int64_t mTiles = warpRows / kMmaM, nTiles = warpCols / kMmaN;
   Type elementType = kernel.lhsType;
   gpu::LaunchOp launch = kernel.launch(32, warps, {mTiles, nTiles, 4});
@@ -847,11 +864,12 @@ struct TileMatmulsPass : public gacc::impl::TileMatmulsBase<TileMatmulsPass> {
                                 "8 and mma-depth 32 or 64");
       return signalPassFailure();
     }
-    // The stages of the largest tiles (two padded 128 x mma-depth 16-bit
-    // tiles each) must fit the 163 KB of shared memory an sm_80 block
-    // may have.
+    // The stages of the largest tiles (padded 128 x mma-depth 16-bit tiles
+    // of A and B, B's 256 with wide-tiles) must fit the 163 KB of shared
+    // memory an sm_80 block may have.
     constexpr int64_t kMaxSharedBytes = 163 * 1024;
-    int64_t stageBytes = 2 * kLargeTile * (mmaDepth + kMmaRowPad) * 2;
+    int64_t stageBytes =
+        (wideTiles ? 3 : 2) * kLargeTile * (mmaDepth + kMmaRowPad) * 2;
     int64_t maxStages = kMaxSharedBytes / stageBytes;
     if (asyncStages == 1 || asyncStages < 0 || asyncStages > maxStages) {
       getOperation()->emitError("gacc-cuda-tile-matmuls: async-stages must "
@@ -884,7 +902,7 @@ struct TileMatmulsPass : public gacc::impl::TileMatmulsBase<TileMatmulsPass> {
           op->getNextNode()->moveBefore(op);
       if (fitsTensorCores(op))
         emitTensorCoreMatmul(op, shape, initial, epilogue, asyncStages, warps,
-                             mmaDepth);
+                             mmaDepth, wideTiles);
       else
         emitTiledMatmul(op, shape, initial, epilogue);
       op.erase();
