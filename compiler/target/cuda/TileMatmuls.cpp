@@ -358,9 +358,7 @@ public:
     for (TileOperand &operand : operands) {
       Value base = operand.rowLoop == 0 ? rowBase : colBase;
       int64_t extent = operand.rowLoop == 0 ? rows : cols;
-      for (int64_t i = 0,
-                   e = operand.tile * depthStep / operand.width / threads;
-           i < e; ++i) {
+      for (int64_t i = 0, e = vectorsPerThread(operand); i < e; ++i) {
         auto [kk, rc] = place(operand, linear, i);
         Value r = add(base, rc), k = add(k0, kk);
         Value rowInside = less(r, extent), kInside = less(k, depth);
@@ -370,13 +368,11 @@ public:
         Value elements = arith::SelectOp::create(
             b, arith::AndIOp::create(b, rowInside, kInside),
             index(operand.width), zero);
-        SmallVector<Value> to = operand.kMajor
-                                    ? SmallVector<Value>{stage, kk, rc}
-                                    : SmallVector<Value>{stage, rc, kk};
         copies.push_back(nvgpu::DeviceAsyncCopyOp::create(
             b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), operand.shared,
-            to, operand.value, indices(operand.map, r, r, k),
-            b.getIndexAttr(operand.width), elements,
+            tilePosition(operand, stage, kk, rc), operand.value,
+            indices(operand.map, r, r, k), b.getIndexAttr(operand.width),
+            elements,
             /*bypassL1=*/b.getUnitAttr()));
       }
     }
@@ -518,6 +514,20 @@ private:
     return width;
   }
 
+  /// How many vectors of `operand`'s tile x depthStep slice each thread
+  /// moves.
+  int64_t vectorsPerThread(const TileOperand &operand) const {
+    return operand.tile * depthStep / operand.width / threads;
+  }
+
+  /// The indices in `operand`'s shared tiles of the element at (position
+  /// along K `kk`, row `rc`) of `stage`.
+  SmallVector<Value> tilePosition(const TileOperand &operand, Value stage,
+                                  Value kk, Value rc) const {
+    return operand.kMajor ? SmallVector<Value>{stage, kk, rc}
+                          : SmallVector<Value>{stage, rc, kk};
+  }
+
   /// Where the `i`th vector of this thread (`linear`) lies in `operand`'s
   /// tile x depthStep piece: (position along K, row), consecutive threads
   /// on consecutive addresses of memory.
@@ -540,8 +550,7 @@ private:
     int64_t width = operand.width;
     Type element = cast<MemRefType>(operand.value.getType()).getElementType();
     Type type = width == 1 ? element : VectorType::get({width}, element);
-    for (int64_t i = 0, e = operand.tile * depthStep / width / threads; i < e;
-         ++i) {
+    for (int64_t i = 0, e = vectorsPerThread(operand); i < e; ++i) {
       auto [kk, rc] = place(operand, linear, i);
       Value r = add(base, rc), k = add(k0, kk);
       Value inBounds =
@@ -580,11 +589,9 @@ private:
     int64_t width = operand.width;
     Type element = cast<MemRefType>(operand.value.getType()).getElementType();
     auto position = [&](Value kk, Value rc) {
-      return operand.kMajor ? SmallVector<Value>{stage, kk, rc}
-                            : SmallVector<Value>{stage, rc, kk};
+      return tilePosition(operand, stage, kk, rc);
     };
-    for (int64_t i = 0, e = operand.tile * depthStep / width / threads; i < e;
-         ++i) {
+    for (int64_t i = 0, e = vectorsPerThread(operand); i < e; ++i) {
       auto [kk, rc] = place(operand, linear, i);
       Value slot = index(i * width);
       if (width == 1) {
