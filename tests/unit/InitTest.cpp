@@ -219,6 +219,24 @@ TEST(Trainer, InitializingAgainClearsWhatAStepWrote) {
   EXPECT_EQ(seenState, initialized);
 }
 
+// Faulting the arenas in (for a measurement that times the first step)
+// leaves the initialized state as it was.
+TEST(Trainer, PrefaultingKeepsTheState) {
+  CompiledStep compiled;
+  compiled.eval = scribble;
+  double loss;
+  std::vector<Tensor> outputs;
+  Trainer reference(smallModel(), compiled);
+  ASSERT_TRUE(reference.initialize(3).ok());
+  ASSERT_TRUE(reference.evaluate(loss, outputs).ok());
+  std::vector<std::byte> initialized = seenState;
+  Trainer trainer(smallModel(), compiled);
+  ASSERT_TRUE(trainer.initialize(3).ok());
+  trainer.prefault();
+  ASSERT_TRUE(trainer.evaluate(loss, outputs).ok());
+  EXPECT_EQ(seenState, initialized);
+}
+
 /// A rank of 2, for the shards it keeps (no collectives).
 class OneOfTwo : public Communicator {
 public:

@@ -151,12 +151,24 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// Compiles `candidate` and times `steps` steps on synthetic data after one
-/// that is not timed (its first touches of memory): the median step's rate.
-rt::Status measure(ModuleOp module, StringRef stepName, StringRef baseOptions,
-                   const TuneCandidate &candidate, unsigned steps,
-                   const std::optional<CompileCache> &cache, Measurement &out,
-                   TuneTimes &times) {
+/// A measured candidate's trainer, kept between its measurements.
+struct CandidateRun {
+  size_t index = 0; ///< into the candidates
+  std::unique_ptr<rt::Trainer> trainer;
+  std::unique_ptr<rt::Dataset> data;
+  uint64_t steps = 0; ///< steps run, which picks the next synthetic batch
+};
+
+/// Two steps' rates this close tell the step's speed: timing more would
+/// only repeat it.
+constexpr double kSteadyTolerance = 0.02;
+
+/// Compiles `candidate` into `run` and faults in its arenas' pages, so that
+/// its first step can be timed.
+rt::Status startRun(ModuleOp module, StringRef stepName, StringRef baseOptions,
+                    const TuneCandidate &candidate,
+                    const std::optional<CompileCache> &cache, CandidateRun &run,
+                    TuneTimes &times) {
   auto compileStart = std::chrono::steady_clock::now();
   OwningOpRef<ModuleOp> copy = module.clone();
   TrainingPipelineOptions options;
@@ -170,25 +182,39 @@ rt::Status measure(ModuleOp module, StringRef stepName, StringRef baseOptions,
     return rt::Status::error("cannot compile '" + text + "'");
   times.compiling += secondsSince(compileStart);
   auto runStart = std::chrono::steady_clock::now();
-  rt::Trainer trainer(std::move(jit->model), std::move(jit->compiled));
-  if (rt::Status s = trainer.initialize(0); !s)
+  run.trainer = std::make_unique<rt::Trainer>(std::move(jit->model),
+                                              std::move(jit->compiled));
+  if (rt::Status s = run.trainer->initialize(0); !s)
     return s;
-  std::unique_ptr<rt::Dataset> data =
-      rt::Dataset::synthetic(trainer.model(), 0);
+  run.trainer->prefault();
+  run.data = rt::Dataset::synthetic(run.trainer->model(), 0);
+  run.steps = 0;
+  times.running += secondsSince(runStart);
+  return rt::Status();
+}
+
+/// Times at most `maxSteps` steps of `run` on synthetic data, stopping once
+/// two in a row agree within kSteadyTolerance: the median step's rate (of
+/// two, the faster).
+rt::Status timeSteps(CandidateRun &run, unsigned maxSteps, Measurement &out,
+                     TuneTimes &times) {
+  auto runStart = std::chrono::steady_clock::now();
   rt::Batch batch;
   rt::StepResult result;
-  std::vector<double> rates; // per timed step: the median resists a stall
-  for (unsigned step = 0; step <= steps; ++step) {
+  std::vector<double> rates; // per step: the median resists a stall
+  while (rates.size() < maxSteps) {
     auto start = std::chrono::steady_clock::now();
-    if (rt::Status s = data->batch(step, batch); !s)
+    if (rt::Status s = run.data->batch(run.steps++, batch); !s)
       return s;
-    if (rt::Status s = trainer.setBatch(batch); !s)
+    if (rt::Status s = run.trainer->setBatch(batch); !s)
       return s;
-    if (rt::Status s = trainer.step(result); !s)
+    if (rt::Status s = run.trainer->step(result); !s)
       return s;
     out.peakBytes = std::max(out.peakBytes, result.peakBytes);
-    if (step > 0) // the first touches memory for the first time
-      rates.push_back(trainer.model().batchSize / secondsSince(start));
+    rates.push_back(run.trainer->model().batchSize / secondsSince(start));
+    if (rates.size() >= 2 && std::abs(rates.back() - rates[rates.size() - 2]) <=
+                                 kSteadyTolerance * rates.back())
+      break;
   }
   std::nth_element(rates.begin(), rates.begin() + rates.size() / 2,
                    rates.end());
@@ -294,6 +320,10 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   // measures again those within kTuneMargin of the first pass's best.
   std::vector<std::optional<Measurement>> measured(candidates.size());
   std::vector<size_t> order = selected;
+  // The last candidate of a pass is the first of the next: its trainer
+  // goes on rather than being compiled and faulted in again. Only one
+  // trainer lives at a time, so that the process stays within the budget.
+  CandidateRun run;
   for (unsigned pass = 0; pass < 2; ++pass) {
     if (pass == 1) {
       double fastest = 0;
@@ -308,11 +338,17 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
     }
     for (size_t i : order) {
       Measurement measurement;
-      if (rt::Status s =
-              measure(module, stepName, baseOptions, candidates[i],
-                      options.measureSteps, options.cache, measurement, times);
-          !s) {
-        llvm::errs() << "gacc tune: error: " << s.message() << "\n";
+      rt::Status status;
+      if (!run.trainer || run.index != i) {
+        run = CandidateRun(); // its memory before the next one's
+        run.index = i;
+        status = startRun(module, stepName, baseOptions, candidates[i],
+                          options.cache, run, times);
+      }
+      if (status)
+        status = timeSteps(run, options.measureSteps, measurement, times);
+      if (!status) {
+        llvm::errs() << "gacc tune: error: " << status.message() << "\n";
         return 1;
       }
       if (measurement.peakBytes > options.budgetBytes)
@@ -324,6 +360,7 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
         measured[i] = measurement;
     }
   }
+  run = CandidateRun();
   size_t best = 0;
   for (size_t i : selected)
     if (measured[i]->samplesPerSecond > measured[best]->samplesPerSecond)

@@ -74,6 +74,14 @@ Trainer::Trainer(ModelInfo model, CompiledStep compiled)
   }
 }
 
+void Trainer::prefault() {
+#ifdef MADV_POPULATE_WRITE
+  for (Arena *arena : {state_.get(), batch_.get(), io_.get(), workspace_.get()})
+    if (arena->data)
+      ::madvise(arena->data, arena->mapped, MADV_POPULATE_WRITE);
+#endif
+}
+
 Trainer::~Trainer() {
   if (device_)
     device_->release(deviceArena_);

@@ -154,6 +154,11 @@ public:
   /// step; a loss scale that backs off below 1 is an error (it collapsed:
   /// the gradients overflow however small the scale).
   Status step(StepResult &result);
+  /// Faults in every page of the host arenas now (contents unchanged), so
+  /// that the first step runs at the speed of the next: a measurement can
+  /// time it rather than discard it. Where the kernel cannot populate
+  /// (before Linux 5.14), the first step faults them in as usual.
+  void prefault();
   /// The loss and the model's further outputs on the current batch.
   Status evaluate(double &loss, std::vector<Tensor> &outputs);
 
