@@ -9,10 +9,16 @@ parameter groups, clipping) at GPT-mini width (vocab 96, context 64, width
 128, 4 heads, 2 layers, batch 16) and at GPT-2-small width (vocab 50257,
 context 256, width 768, 12 heads, --gpt2-layers layers, batch 4).
 
+With --precisions f32,bf16, each model also trains in bf16 mixed precision
+(gacc's `precision="bf16"`) against PyTorch's CPU autocast
+(`torch.autocast("cpu", dtype=torch.bfloat16)`), and the bf16 rows give
+gacc's rate against PyTorch's f32 step too.
+
 usage: PYTHONPATH=build/python bench/torch_bench.py [--threads 2]
            [--steps 10] [--models resnet18,gpt-mini,gpt2-small]
-           [--gpt2-layers 12]
+           [--gpt2-layers 12] [--precisions f32]
 """
+import contextlib
 import argparse
 import os
 import statistics
@@ -74,6 +80,7 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--models", default="resnet18,gpt-mini,gpt2-small")
     parser.add_argument("--gpt2-layers", type=int, default=12)
+    parser.add_argument("--precisions", default="f32")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", str(args.threads))
@@ -84,33 +91,45 @@ def main():
             4, vocab_size=50257, block_size=256, n_embd=768, n_head=12,
             n_layer=args.gpt2_layers)),
     }
-    print(f"{'model':12} {'batch':>5} {'compile s':>9} {'pytorch/s':>10} "
-          f"{'gacc/s':>8} {'ratio':>6}")
+    print(f"{'model':12} {'prec':>4} {'batch':>5} {'compile s':>9} "
+          f"{'pytorch/s':>10} {'gacc/s':>8} {'ratio':>6} {'vs f32':>6}")
     for name in args.models.split(","):
         batch, make = cases[name]
-        torch.manual_seed(0)
-        module, data, inputs, make_optimizer, keywords, loss = make()
-        module.train()
-        start = time.perf_counter()
-        trainer = gacc.from_torch(module, inputs,
-                                  optimizer=make_optimizer(module),
-                                  **keywords)
-        compile_s = time.perf_counter() - start
-        gacc_s = timed(lambda: trainer.step(data), args.steps)
+        torch_f32_s = None
+        for precision in args.precisions.split(","):
+            torch.manual_seed(0)
+            module, data, inputs, make_optimizer, keywords, loss = make()
+            module.train()
+            start = time.perf_counter()
+            trainer = gacc.from_torch(
+                module, inputs, optimizer=make_optimizer(module),
+                precision=None if precision == "f32" else precision,
+                **keywords)
+            compile_s = time.perf_counter() - start
+            gacc_s = timed(lambda: trainer.step(data), args.steps)
+            del trainer
 
-        optimizer = make_optimizer(module)
+            optimizer = make_optimizer(module)
+            autocast = (contextlib.nullcontext() if precision == "f32" else
+                        torch.autocast("cpu", dtype=torch.bfloat16))
 
-        def torch_step():
-            optimizer.zero_grad(set_to_none=True)
-            loss(module).backward()
-            if keywords.get("max_grad_norm"):
-                torch.nn.utils.clip_grad_norm_(module.parameters(),
-                                               keywords["max_grad_norm"])
-            optimizer.step()
-        torch_s = timed(torch_step, args.steps)
-        print(f"{name:12} {batch:5d} {compile_s:9.1f} {batch / torch_s:10.1f} "
-              f"{batch / gacc_s:8.1f} {torch_s / gacc_s:6.2f}", flush=True)
-        del trainer
+            def torch_step():
+                optimizer.zero_grad(set_to_none=True)
+                with autocast:
+                    value = loss(module)
+                value.backward()
+                if keywords.get("max_grad_norm"):
+                    torch.nn.utils.clip_grad_norm_(
+                        module.parameters(), keywords["max_grad_norm"])
+                optimizer.step()
+            torch_s = timed(torch_step, args.steps)
+            if precision == "f32":
+                torch_f32_s = torch_s
+            against_f32 = (f"{torch_f32_s / gacc_s:6.2f}" if torch_f32_s
+                           else f"{'-':>6}")
+            print(f"{name:12} {precision:>4} {batch:5d} {compile_s:9.1f} "
+                  f"{batch / torch_s:10.1f} {batch / gacc_s:8.1f} "
+                  f"{torch_s / gacc_s:6.2f} {against_f32}", flush=True)
 
 
 if __name__ == "__main__":

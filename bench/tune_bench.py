@@ -12,11 +12,18 @@ exhaustive search (both measured again in --rounds alternate runs: the best
 of many short runs is biased upward), whether any measured peak exceeded
 the budget, and the tuning time against the exhaustive search's.
 
+Where nothing fits with the model's optimizer (AdamW's two moments), tune
+says so; both searches then go on over the optimizers with less state
+(--optimizers, `gacc tune --allow optimizer=...` and `gacc run
+--optimizer`), as tune's error suggests to its user.
+
 usage: bench/tune_bench.py [--gacc build/bin/gacc] [--models mini,gpt2w4]
                            [--budgets 0.25,0.5,0.75] [--steps 4]
                            [--rounds 3] [--gpt2-batch 8]
+                           [--optimizers adamw8bit,adafactor]
 """
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -86,6 +93,7 @@ def main():
     # At batch 8 the AdamW state and logits leave budgets from about 60% of
     # the unconstrained peak up; below, nothing fits (tune says so).
     p.add_argument("--gpt2-batch", type=int, default=8)
+    p.add_argument("--optimizers", default="adamw8bit,adafactor")
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as work:
         for name in a.models.split(","):
@@ -103,11 +111,21 @@ def main():
                 tune_env = cache_env(os.path.join(work, f"t{fraction}"),
                                      costs=os.path.join(work, "costs"))
                 search_env = cache_env(os.path.join(work, f"e{fraction}"))
+                # The model's optimizer; where nothing fits with it (tune
+                # says so), the ones with less state, as tune suggests.
+                optimizers = [None]
                 start = time.time()
-                tuned = subprocess.run(
-                    [a.gacc, "tune", model, "--memory-budget", str(budget),
-                     "--json", "--measure-steps", str(max(a.steps - 1, 1))],
-                    capture_output=True, text=True, env=tune_env)
+                tune = [a.gacc, "tune", model, "--memory-budget", str(budget),
+                        "--json", "--measure-steps", str(max(a.steps - 1, 1))]
+                tuned = subprocess.run(tune, capture_output=True, text=True,
+                                       env=tune_env)
+                if tuned.returncode and "--allow optimizer" in tuned.stderr:
+                    print(f"{name} {fraction:.0%}: tune: "
+                          f"{tuned.stderr.strip()}", flush=True)
+                    optimizers = a.optimizers.split(",")
+                    tuned = subprocess.run(
+                        tune + ["--allow", "optimizer=" + a.optimizers],
+                        capture_output=True, text=True, env=tune_env)
                 keep_costs(tune_env, os.path.join(work, "costs"))
                 tune_seconds = time.time() - start
                 if tuned.returncode:
@@ -117,22 +135,23 @@ def main():
                 choice = json.loads(tuned.stdout)
                 start = time.time()
                 results, over = [], []
-                for precision in PRECISIONS:
-                    for remat in REMATS:
-                        for m in micro:
-                            flags = ["--precision", precision, "--remat",
-                                     remat, "--micro-batch", str(m)]
-                            if remat == "budget":
-                                flags += ["--remat-budget", str(budget)]
-                            planned = plan(a.gacc, model, flags,
-                                           search_env)
-                            if not planned or planned["peak"] > budget:
-                                continue
-                            rate, peak = measure(a.gacc, model, flags,
-                                                 a.steps, work, search_env)
-                            results.append((rate, " ".join(flags)))
-                            if peak > budget:
-                                over.append(" ".join(flags))
+                for optimizer, precision, remat, m in itertools.product(
+                        optimizers, PRECISIONS, REMATS, micro):
+                    flags = ["--precision", precision, "--remat",
+                             remat, "--micro-batch", str(m)]
+                    if optimizer:
+                        flags += ["--optimizer", optimizer]
+                    if remat == "budget":
+                        flags += ["--remat-budget", str(budget)]
+                    planned = plan(a.gacc, model, flags,
+                                   search_env)
+                    if not planned or planned["peak"] > budget:
+                        continue
+                    rate, peak = measure(a.gacc, model, flags,
+                                         a.steps, work, search_env)
+                    results.append((rate, " ".join(flags)))
+                    if peak > budget:
+                        over.append(" ".join(flags))
                 exhaustive_seconds = time.time() - start
                 if not results:
                     print(f"{name} {fraction:.0%}: the exhaustive search "
@@ -148,6 +167,8 @@ def main():
                 chosen_flags = ["--precision", choice["precision"], "--remat",
                                 choice["remat"], "--micro-batch",
                                 str(choice["micro_batch_size"])]
+                if "optimizer" in choice:
+                    chosen_flags += ["--optimizer", choice["optimizer"]]
                 if choice["remat"] == "budget":
                     chosen_flags += ["--remat-budget", str(budget)]
                 chosen_rates, best_rates, chosen_peak = [], [], 0

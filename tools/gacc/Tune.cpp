@@ -161,7 +161,7 @@ struct CandidateRun {
 
 /// Two steps' rates this close tell the step's speed: timing more would
 /// only repeat it.
-constexpr double kSteadyTolerance = 0.02;
+constexpr double kSteadyTolerance = 0.03;
 
 /// Compiles `candidate` into `run` and faults in its arenas' pages, so that
 /// its first step can be timed.

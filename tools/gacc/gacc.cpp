@@ -416,7 +416,7 @@ static cl::opt<unsigned> tuneMeasureTop(
 static cl::opt<unsigned> tuneMeasureSteps(
     "measure-steps",
     cl::desc("Steps each measurement times at most, stopping once two in a "
-             "row agree within 2%; with several configurations measured, in "
+             "row agree within 3%; with several configurations measured, in "
              "each of two passes (default 3)"),
     cl::value_desc("N"), cl::init(3), cl::sub(tuneCommand),
     cl::cat(tuneCategory));
