@@ -18,8 +18,8 @@ usage: PYTHONPATH=build/python bench/torch_bench.py [--threads 2]
            [--steps 10] [--models resnet18,gpt-mini,gpt2-small]
            [--gpt2-layers 12] [--precisions f32]
 """
-import contextlib
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -80,8 +80,13 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--models", default="resnet18,gpt-mini,gpt2-small")
     parser.add_argument("--gpt2-layers", type=int, default=12)
-    parser.add_argument("--precisions", default="f32")
+    parser.add_argument("--precisions", default="f32",
+                        help="f32, bf16 or both (f32 first: the bf16 rows "
+                        "compare with its PyTorch step too)")
     args = parser.parse_args()
+    precisions = sorted(set(args.precisions.split(",")), reverse=True)
+    if not set(precisions) <= {"f32", "bf16"}:
+        parser.error("--precisions takes f32 and bf16")
     torch.set_num_threads(args.threads)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", str(args.threads))
     cases = {
@@ -96,14 +101,14 @@ def main():
     for name in args.models.split(","):
         batch, make = cases[name]
         torch_f32_s = None
-        for precision in args.precisions.split(","):
+        for precision in precisions:
             torch.manual_seed(0)
             module, data, inputs, make_optimizer, keywords, loss = make()
             module.train()
             start = time.perf_counter()
             trainer = gacc.from_torch(
                 module, inputs, optimizer=make_optimizer(module),
-                precision=None if precision == "f32" else precision,
+                precision=precision,
                 **keywords)
             compile_s = time.perf_counter() - start
             gacc_s = timed(lambda: trainer.step(data), args.steps)

@@ -8,7 +8,8 @@ none/blocks/sqrt/matmuls/budget × every micro-batch ceil(b/k)) planned
 with `gacc plan --json` and, when its planned peak fits, measured with `gacc
 run` (median samples/s of --steps after the first, and the measured peak).
 Prints, per budget: the choice, its samples/s against the best of the
-exhaustive search (both measured again in --rounds alternate runs: the best
+exhaustive search (both measured again in --rounds alternate runs of at
+least --compare-seconds each: the best
 of many short runs is biased upward), whether any measured peak exceeded
 the budget, and the tuning time against the exhaustive search's.
 
@@ -21,10 +22,12 @@ usage: bench/tune_bench.py [--gacc build/bin/gacc] [--models mini,gpt2w4]
                            [--budgets 0.25,0.5,0.75] [--steps 4]
                            [--rounds 3] [--gpt2-batch 8]
                            [--optimizers adamw8bit,adafactor]
+                           [--compare-seconds 3]
 """
 import argparse
 import itertools
 import json
+import math
 import os
 import shutil
 import statistics
@@ -94,6 +97,7 @@ def main():
     # the unconstrained peak up; below, nothing fits (tune says so).
     p.add_argument("--gpt2-batch", type=int, default=8)
     p.add_argument("--optimizers", default="adamw8bit,adafactor")
+    p.add_argument("--compare-seconds", type=float, default=3.0)
     a = p.parse_args()
     with tempfile.TemporaryDirectory() as work:
         for name in a.models.split(","):
@@ -112,7 +116,8 @@ def main():
                                      costs=os.path.join(work, "costs"))
                 search_env = cache_env(os.path.join(work, f"e{fraction}"))
                 # The model's optimizer; where nothing fits with it (tune
-                # says so), the ones with less state, as tune suggests.
+                # says so), the ones with less state, as tune suggests. The
+                # tuning time counts both of tune's runs.
                 optimizers = [None]
                 start = time.time()
                 tune = [a.gacc, "tune", model, "--memory-budget", str(budget),
@@ -143,12 +148,11 @@ def main():
                         flags += ["--optimizer", optimizer]
                     if remat == "budget":
                         flags += ["--remat-budget", str(budget)]
-                    planned = plan(a.gacc, model, flags,
-                                   search_env)
+                    planned = plan(a.gacc, model, flags, search_env)
                     if not planned or planned["peak"] > budget:
                         continue
-                    rate, peak = measure(a.gacc, model, flags,
-                                         a.steps, work, search_env)
+                    rate, peak = measure(a.gacc, model, flags, a.steps, work,
+                                         search_env)
                     results.append((rate, " ".join(flags)))
                     if peak > budget:
                         over.append(" ".join(flags))
@@ -172,14 +176,18 @@ def main():
                 if choice["remat"] == "budget":
                     chosen_flags += ["--remat-budget", str(budget)]
                 chosen_rates, best_rates, chosen_peak = [], [], 0
+                # Each of those runs lasts --compare-seconds or more: GPT-mini's
+                # steps of 20 ms swing by 30% between a few of them.
+                steps = max(a.steps, math.ceil(a.compare_seconds * best[0] /
+                                               rows))
                 for _ in range(a.rounds):
                     rate, peak = measure(a.gacc, model, ["--config", config],
-                                         a.steps, work, search_env)
+                                         steps, work, search_env)
                     chosen_rates.append(rate)
                     chosen_peak = max(chosen_peak, peak)
                     if " ".join(chosen_flags) != best[1]:
                         best_rates.append(measure(
-                            a.gacc, model, best[1].split(), a.steps,
+                            a.gacc, model, best[1].split(), steps,
                             work, search_env)[0])
                 chosen_rate = statistics.median(chosen_rates)
                 ratio = (chosen_rate / statistics.median(best_rates)

@@ -155,13 +155,27 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 struct CandidateRun {
   size_t index = 0; ///< into the candidates
   std::unique_ptr<rt::Trainer> trainer;
-  std::unique_ptr<rt::Dataset> data;
+  std::unique_ptr<rt::Dataset> data; ///< refers to the trainer's model
   uint64_t steps = 0; ///< steps run, which picks the next synthetic batch
+
+  /// Ends the run, freeing its memory (the data first: it refers to the
+  /// trainer).
+  void reset() {
+    data.reset();
+    trainer.reset();
+    steps = 0;
+  }
 };
 
 /// Two steps' rates this close tell the step's speed: timing more would
 /// only repeat it.
 constexpr double kSteadyTolerance = 0.03;
+/// Steps are timed for at least this long: a small model's steps of a few
+/// milliseconds swing with anything else the machine does.
+constexpr double kMinMeasuredSeconds = 0.25;
+/// f16 loss scaling skips the first steps while its scale backs off from
+/// 2^16 (one a halving); more than this is a scale that collapsed.
+constexpr unsigned kMaxSkippedSteps = 16;
 
 /// Compiles `candidate` into `run` and faults in its arenas' pages, so that
 /// its first step can be timed.
@@ -188,21 +202,34 @@ rt::Status startRun(ModuleOp module, StringRef stepName, StringRef baseOptions,
     return s;
   run.trainer->prefault();
   run.data = rt::Dataset::synthetic(run.trainer->model(), 0);
-  run.steps = 0;
   times.running += secondsSince(runStart);
   return rt::Status();
 }
 
-/// Times at most `maxSteps` steps of `run` on synthetic data, stopping once
-/// two in a row agree within kSteadyTolerance: the median step's rate (of
-/// two, the faster).
+/// Times steps of `run` on synthetic data: at most `maxSteps`, stopping
+/// once two in a row agree within kSteadyTolerance, but for at least
+/// kMinMeasuredSeconds (small steps: a median of many). The median step's
+/// rate (of two, the faster). Steps that loss scaling skipped (no update:
+/// faster) are not timed.
 rt::Status timeSteps(CandidateRun &run, unsigned maxSteps, Measurement &out,
                      TuneTimes &times) {
   auto runStart = std::chrono::steady_clock::now();
   rt::Batch batch;
   rt::StepResult result;
   std::vector<double> rates; // per step: the median resists a stall
-  while (rates.size() < maxSteps) {
+  double timed = 0;
+  unsigned skipped = 0;
+  auto done = [&] {
+    bool steady =
+        rates.size() >= 2 && std::abs(rates.back() - rates[rates.size() - 2]) <=
+                                 kSteadyTolerance * rates.back();
+    return timed >= kMinMeasuredSeconds && (rates.size() >= maxSteps || steady);
+  };
+  while (!done()) {
+    if (skipped > kMaxSkippedSteps)
+      return rt::Status::error("loss scaling skipped " +
+                               std::to_string(skipped) +
+                               " of the measured steps");
     auto start = std::chrono::steady_clock::now();
     if (rt::Status s = run.data->batch(run.steps++, batch); !s)
       return s;
@@ -210,11 +237,14 @@ rt::Status timeSteps(CandidateRun &run, unsigned maxSteps, Measurement &out,
       return s;
     if (rt::Status s = run.trainer->step(result); !s)
       return s;
+    double seconds = secondsSince(start);
     out.peakBytes = std::max(out.peakBytes, result.peakBytes);
-    rates.push_back(run.trainer->model().batchSize / secondsSince(start));
-    if (rates.size() >= 2 && std::abs(rates.back() - rates[rates.size() - 2]) <=
-                                 kSteadyTolerance * rates.back())
-      break;
+    if (result.skipped) {
+      ++skipped;
+      continue;
+    }
+    timed += seconds;
+    rates.push_back(run.trainer->model().batchSize / seconds);
   }
   std::nth_element(rates.begin(), rates.begin() + rates.size() / 2,
                    rates.end());
@@ -320,9 +350,10 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   // measures again those within kTuneMargin of the first pass's best.
   std::vector<std::optional<Measurement>> measured(candidates.size());
   std::vector<size_t> order = selected;
-  // The last candidate of a pass is the first of the next: its trainer
-  // goes on rather than being compiled and faulted in again. Only one
-  // trainer lives at a time, so that the process stays within the budget.
+  // The first pass's last candidate, when measured again, is the second
+  // pass's first: its trainer goes on rather than being compiled and
+  // faulted in again. Only one trainer lives at a time, so that the
+  // process stays within the budget.
   CandidateRun run;
   for (unsigned pass = 0; pass < 2; ++pass) {
     if (pass == 1) {
@@ -340,7 +371,7 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
       Measurement measurement;
       rt::Status status;
       if (!run.trainer || run.index != i) {
-        run = CandidateRun(); // its memory before the next one's
+        run.reset(); // its memory before the next one's
         run.index = i;
         status = startRun(module, stepName, baseOptions, candidates[i],
                           options.cache, run, times);
@@ -360,7 +391,7 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
         measured[i] = measurement;
     }
   }
-  run = CandidateRun();
+  run.reset();
   size_t best = 0;
   for (size_t i : selected)
     if (measured[i]->samplesPerSecond > measured[best]->samplesPerSecond)

@@ -13,8 +13,9 @@ struct TuneOptions {
   /// At most this many configurations are measured: the best by the cost
   /// model and those it predicts within 10% of it.
   unsigned measureTop = 3;
-  /// Steps each measurement times at most, stopping once two in a row agree
-  /// (in each of two passes when several configurations are measured).
+  /// Steps each measurement times at most (more while under 0.25 s),
+  /// stopping once two in a row agree (in each of two passes when several
+  /// configurations are measured).
   unsigned measureSteps = 3;
   /// Where the measured configurations' compiled steps and this machine's
   /// kernel costs are kept (none: compiled and measured every time).

@@ -415,9 +415,10 @@ static cl::opt<unsigned> tuneMeasureTop(
     cl::cat(tuneCategory));
 static cl::opt<unsigned> tuneMeasureSteps(
     "measure-steps",
-    cl::desc("Steps each measurement times at most, stopping once two in a "
-             "row agree within 3%; with several configurations measured, in "
-             "each of two passes (default 3)"),
+    cl::desc("Steps each measurement times at most (more while under "
+             "0.25 s), stopping once two in a row agree within 3%; with "
+             "several configurations measured, in each of two passes "
+             "(default 3)"),
     cl::value_desc("N"), cl::init(3), cl::sub(tuneCommand),
     cl::cat(tuneCategory));
 static cl::opt<bool> autoTune(

@@ -74,12 +74,15 @@ Trainer::Trainer(ModelInfo model, CompiledStep compiled)
   }
 }
 
+// Linux 5.14's; older C library headers lack it, older kernels refuse it.
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
 void Trainer::prefault() {
-#ifdef MADV_POPULATE_WRITE
   for (Arena *arena : {state_.get(), batch_.get(), io_.get(), workspace_.get()})
     if (arena->data)
       ::madvise(arena->data, arena->mapped, MADV_POPULATE_WRITE);
-#endif
 }
 
 Trainer::~Trainer() {

@@ -155,9 +155,10 @@ public:
   /// the gradients overflow however small the scale).
   Status step(StepResult &result);
   /// Faults in every page of the host arenas now (contents unchanged), so
-  /// that the first step runs at the speed of the next: a measurement can
-  /// time it rather than discard it. Where the kernel cannot populate
-  /// (before Linux 5.14), the first step faults them in as usual.
+  /// that a measurement can time the first step rather than discard it:
+  /// what is left to fault in is the heap's temporaries (a few percent of
+  /// GPT-2's first step). Where the kernel cannot populate (before Linux
+  /// 5.14), the first step faults the arenas in as usual.
   void prefault();
   /// The loss and the model's further outputs on the current batch.
   Status evaluate(double &loss, std::vector<Tensor> &outputs);
