@@ -9,9 +9,9 @@ with `gacc plan --json` and, when its planned peak fits, measured with `gacc
 run` (median samples/s of --steps after the first, and the measured peak).
 Prints, per budget: the choice, its samples/s against the best of the
 exhaustive search (both measured again in --rounds alternate runs of at
-least --compare-seconds each: the best
-of many short runs is biased upward), whether any measured peak exceeded
-the budget, and the tuning time against the exhaustive search's.
+least --compare-seconds each: the best of many short runs is biased
+upward), whether any measured peak exceeded the budget, and the tuning
+time against the exhaustive search's.
 
 Where nothing fits with the model's optimizer (AdamW's two moments), tune
 says so; both searches then go on over the optimizers with less state
