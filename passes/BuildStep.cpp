@@ -313,8 +313,8 @@ void TrainingEntry::updateParameters() {
     ArenaUpdate context(m, finite, entry, grad.param, scalars, shard);
     Value updated = layout.optimizer->buildUpdate(step.getOptimizer(), context,
                                                   current, used);
+    Value masterWeights = updated;
     if (master) {
-      entry.write(entry.state, *master, updated);
       auto type = cast<RankedTensorType>(updated.getType());
       updated = CastOp::create(
           b, loc, type.clone(paramSlot.type.getElementType()), updated);
@@ -324,6 +324,11 @@ void TrainingEntry::updateParameters() {
           b, loc, updated,
           grad.param.getTensorType().clone(paramSlot.type.getElementType()));
     entry.write(entry.state, paramSlot, updated);
+    // The master weights' write after the 16-bit copy's: gacc-fuse-elementwise
+    // then makes the update and the rounding one pass (its slot writes
+    // follow the op it fuses into).
+    if (master)
+      entry.write(entry.state, *master, masterWeights);
     context.flush();
   }
 }

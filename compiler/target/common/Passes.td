@@ -33,7 +33,8 @@ def FuseElementwise : GaccPass<"gacc-fuse-elementwise"> {
     (GPT-2-small's logits: 0.4 GB a pass). Transposes and narrowings with
     several users stay. A value also written to an arena slot fuses into
     its consumer when that consumer's values all go to slots (an
-    optimizer's new moment and the weight it updates).
+    optimizer's new moment, the weight it updates and, under mixed
+    precision, the weight's 16-bit rounding: one loop).
 
     With `recompute-producers` (the CUDA targets), any elementwise value
     that several generics read, not only a rounding, is computed again in

@@ -1,14 +1,17 @@
-//===- GemmBf16.cpp - bf16 matmuls on AVX512-BF16 dot products --------------===//
+//===- GemmBf16.cpp - bf16 matmuls on AVX512-BF16 dot products
+//--------------===//
 //
-// C (f32) += op(A) · op(B) for bf16 A and B with the CPU's VDPBF16PS, which
-// multiplies pairs of bf16 along k and adds both products to an f32
+// C (f32) = or += op(A) · op(B) for bf16 A and B with the CPU's VDPBF16PS,
+// which multiplies pairs of bf16 along k and adds both products to an f32
 // accumulator: twice the multiply-adds of an f32 FMA per instruction, and
 // no widened copies of the operands. Organized as BLIS is: B is packed a
 // kc x nc block at a time into strips of 32 columns holding k in pairs, A
 // an mc x kc block at a time into panels of 12 rows of pairs, and a 12 x 32
 // micro-kernel keeps its tile of C in 24 registers over the block's k.
 // Packing pads with zeros, so the kernel always runs whole tiles and only
-// its stores are masked. The order of the sums is fixed by the shapes.
+// its stores are masked. The first block of k stores C rather than adding
+// to it, so C = A·B needs no pass of zeros. The order of the sums is fixed
+// by the shapes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,12 +42,12 @@ constexpr int64_t kBlockColumns = 48 * kColumns; // nc
 #define GACC_BF16_TARGET                                                       \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
-/// C's tile [rows x 32] (rows <= 12, columns masked) += the dot products of
-/// `pairs` pairs of A's panel and B's strip.
+/// C's tile [rows x 32] (rows <= 12, columns masked) = (or, with `add`,
+/// +=) the dot products of `pairs` pairs of A's panel and B's strip.
 GACC_BF16_TARGET void microKernel(int64_t pairs, const uint32_t *a,
                                   const uint16_t *b, float *c, int64_t ldc,
-                                  int64_t rows, __mmask16 low,
-                                  __mmask16 high) {
+                                  int64_t rows, __mmask16 low, __mmask16 high,
+                                  bool add) {
   __m512 acc[kRows][2];
 #pragma GCC unroll 12
   for (int64_t i = 0; i < kRows; ++i)
@@ -64,11 +67,13 @@ GACC_BF16_TARGET void microKernel(int64_t pairs, const uint32_t *a,
     if (i >= rows)
       break;
     float *row = c + i * ldc;
-    _mm512_mask_storeu_ps(
-        row, low, _mm512_add_ps(_mm512_maskz_loadu_ps(low, row), acc[i][0]));
-    _mm512_mask_storeu_ps(row + 16, high,
-                          _mm512_add_ps(_mm512_maskz_loadu_ps(high, row + 16),
-                                        acc[i][1]));
+    if (add) {
+      acc[i][0] = _mm512_add_ps(_mm512_maskz_loadu_ps(low, row), acc[i][0]);
+      acc[i][1] =
+          _mm512_add_ps(_mm512_maskz_loadu_ps(high, row + 16), acc[i][1]);
+    }
+    _mm512_mask_storeu_ps(row, low, acc[i][0]);
+    _mm512_mask_storeu_ps(row + 16, high, acc[i][1]);
   }
 }
 
@@ -220,8 +225,12 @@ bool hasBf16Dot() {
 
 void gemmBf16(const uint16_t *a, int64_t aRowStride, int64_t aColStride,
               const uint16_t *b, int64_t bRowStride, int64_t bColStride,
-              float *c, int64_t ldc, int64_t m, int64_t n, int64_t k) {
+              float *c, int64_t ldc, int64_t m, int64_t n, int64_t k,
+              bool accumulate) {
 #if defined(__x86_64__)
+  if (k == 0 && !accumulate) // no block of k writes C
+    for (int64_t i = 0; i < m; ++i)
+      std::fill_n(c + i * ldc, n, 0.0f);
   thread_local std::vector<uint32_t> packedA;
   thread_local std::vector<uint16_t> packedB;
   int64_t maxPairs = (std::min(k, kDepth) + 1) / 2;
@@ -246,14 +255,16 @@ void gemmBf16(const uint16_t *a, int64_t aRowStride, int64_t aColStride,
           for (int64_t ir = 0; ir < mc; ir += kRows)
             microKernel(pairs, packedA.data() + ir * pairs, strip,
                         c + (ic + ir) * ldc + jc + jr, ldc,
-                        std::min(kRows, mc - ir), low, high);
+                        std::min(kRows, mc - ir), low, high,
+                        accumulate || pc > 0);
         }
       }
     }
   }
 #else
   (void)a, (void)aRowStride, (void)aColStride, (void)b, (void)bRowStride,
-      (void)bColStride, (void)c, (void)ldc, (void)m, (void)n, (void)k;
+      (void)bColStride, (void)c, (void)ldc, (void)m, (void)n, (void)k,
+      (void)accumulate;
   std::abort();
 #endif
 }

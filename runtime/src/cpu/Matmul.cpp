@@ -204,11 +204,8 @@ void widenedMatmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
     const T *ba = x.a, *bb = x.b;
     float *bc = x.c;
     int64_t m = x.m, n = x.n;
-    // Zeroed here, block by block on the pool, where the fill was a pass of
-    // its own.
-    if (!accumulate)
-      zero(Strided<float>{bc, c.stride(2), c.stride(1)}, m, n);
-    // bf16 on AVX512-BF16: dot products of the operands as they are.
+    // bf16 on AVX512-BF16: dot products of the operands as they are, the
+    // first block of k storing C (no pass of zeros).
     if constexpr (std::is_same_v<T, BFloat16>)
       if (c.stride(1) == 1 && gacc::rt::hasBf16Dot()) {
         auto bits = [](const BFloat16 *p) {
@@ -218,9 +215,13 @@ void widenedMatmul(int64_t rankA, void *descA, int64_t rankB, void *descB,
                            ta ? a.stride(2) : a.stride(1), bits(bb),
                            tb ? b.stride(1) : b.stride(2),
                            tb ? b.stride(2) : b.stride(1), bc, c.stride(2), m,
-                           n, k);
+                           n, k, accumulate);
         return;
       }
+    // Zeroed here, block by block on the pool, where the fill was a pass of
+    // its own.
+    if (!accumulate)
+      zero(Strided<float>{bc, c.stride(2), c.stride(1)}, m, n);
     // About 4 MiB of f32 panels per thread, kept between calls.
     int64_t panel = std::clamp<int64_t>(
         (1 << 20) / std::max<int64_t>(m + n, 1), 1, std::max<int64_t>(k, 1));
