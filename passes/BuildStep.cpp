@@ -313,22 +313,21 @@ void TrainingEntry::updateParameters() {
     ArenaUpdate context(m, finite, entry, grad.param, scalars, shard);
     Value updated = layout.optimizer->buildUpdate(step.getOptimizer(), context,
                                                   current, used);
-    Value masterWeights = updated;
     if (master) {
+      // The master weights' write after their rounding: gacc-fuse-elementwise
+      // then makes update and rounding one loop (the slot writes follow the
+      // op it fuses into), unless ZeRO gathers the rounding first.
       auto type = cast<RankedTensorType>(updated.getType());
-      updated = CastOp::create(
+      Value rounded = CastOp::create(
           b, loc, type.clone(paramSlot.type.getElementType()), updated);
+      entry.write(entry.state, *master, updated);
+      updated = rounded;
     }
     if (wholeParameters)
       updated = collectives.gather(
           b, loc, updated,
           grad.param.getTensorType().clone(paramSlot.type.getElementType()));
     entry.write(entry.state, paramSlot, updated);
-    // The master weights' write after the 16-bit copy's: gacc-fuse-elementwise
-    // then makes the update and the rounding one pass (its slot writes
-    // follow the op it fuses into).
-    if (master)
-      entry.write(entry.state, *master, masterWeights);
     context.flush();
   }
 }

@@ -33,15 +33,16 @@ gacc.train_step @t model @m batch_size 4 optimizer #gacc.adamw<lr = 0.001> preci
 // CHECK: %[[BACK:.*]] = gacc.optimization_barrier %[[KEPT]] : tensor<3x2xf16>
 // CHECK: %[[UP:.*]] = gacc.cast %[[BACK]] : tensor<3x2xf16> to tensor<3x2xf32>
 // CHECK: gacc.mul %[[UP]], %{{.*}} : tensor<3x2xf32>, tensor<f32>
-// The master weights (offset 256) are read and updated, rounded into the
-// weight (offset 0), then written back: their write after the rounding's,
-// so that gacc-fuse-elementwise makes update and rounding one loop.
+// The master weights (offset 256) are read and updated, rounded, written
+// back, and the rounding written into the weight (offset 0): their write
+// after the rounding, so that gacc-fuse-elementwise makes update and
+// rounding one loop.
 // CHECK: %[[MV:.*]] = memref.view %arg0[%c256{{.*}}][] : memref<?xi8> to memref<3x2xf32>
 // CHECK-NEXT: bufferization.to_tensor %[[MV]]
 // CHECK: %[[NEW16:.*]] = gacc.cast %[[NEW:[^ ]+]] : tensor<3x2xf32> to tensor<3x2xf16>
-// CHECK-NEXT: arith.constant 0
-// CHECK-NEXT: %[[WOUT:.*]] = memref.view %arg0[%{{.*}}][] : memref<?xi8> to memref<3x2xf16>
-// CHECK-NEXT: bufferization.materialize_in_destination %[[NEW16]] in restrict writable %[[WOUT]]
 // CHECK-NEXT: arith.constant 256
 // CHECK-NEXT: %[[MV2:.*]] = memref.view %arg0[%c256{{.*}}][] : memref<?xi8> to memref<3x2xf32>
 // CHECK-NEXT: bufferization.materialize_in_destination %[[NEW]] in restrict writable %[[MV2]]
+// CHECK-NEXT: arith.constant 0
+// CHECK-NEXT: %[[WOUT:.*]] = memref.view %arg0[%{{.*}}][] : memref<?xi8> to memref<3x2xf16>
+// CHECK-NEXT: bufferization.materialize_in_destination %[[NEW16]] in restrict writable %[[WOUT]]

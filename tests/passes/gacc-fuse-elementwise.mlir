@@ -119,8 +119,8 @@ func.func @shared_update(%w: tensor<16xf32>, %g: tensor<16xf32>, %buf: tensor<16
 // -----
 
 // Mixed precision's update: the new momentum, the f32 master weights and
-// their bf16 rounding each go to a slot, the rounding's first (as
-// gacc-build-step writes them). One generic yields all three.
+// their bf16 rounding each go to a slot, every write after the rounding.
+// One generic yields all three.
 // CHECK-LABEL: func.func @shared_update_rounded
 // CHECK: %[[ALL:.*]]:3 = linalg.generic
 // CHECK: arith.truncf
@@ -156,6 +156,45 @@ func.func @shared_update_rounded(%w: tensor<16xf32>, %g: tensor<16xf32>, %buf: t
   } -> tensor<16xbf16>
   bufferization.materialize_in_destination %rounded in restrict writable %w16slot : (tensor<16xbf16>, memref<16xbf16>) -> ()
   bufferization.materialize_in_destination %new in restrict writable %wslot : (tensor<16xf32>, memref<16xf32>) -> ()
+  bufferization.materialize_in_destination %momentum in restrict writable %bslot : (tensor<16xf32>, memref<16xf32>) -> ()
+  return
+}
+
+// -----
+
+// The same with the master weights written before their rounding (the
+// order gacc-build-step used to emit): that write does not follow the
+// rounding, so nothing fuses.
+// CHECK-LABEL: func.func @shared_update_written_early
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT: linalg.generic
+#ide = affine_map<(d0) -> (d0)>
+func.func @shared_update_written_early(%w: tensor<16xf32>, %g: tensor<16xf32>, %buf: tensor<16xf32>, %w16slot: memref<16xbf16>, %wslot: memref<16xf32>, %bslot: memref<16xf32>) {
+  %e = tensor.empty() : tensor<16xf32>
+  %momentum = linalg.generic {indexing_maps = [#ide, #ide, #ide], iterator_types = ["parallel"]}
+      ins(%buf, %g : tensor<16xf32>, tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%b: f32, %d: f32, %o: f32):
+    %c = arith.constant 0.9 : f32
+    %m = arith.mulf %b, %c : f32
+    %s = arith.addf %m, %d : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %e2 = tensor.empty() : tensor<16xf32>
+  %new = linalg.generic {indexing_maps = [#ide, #ide, #ide], iterator_types = ["parallel"]}
+      ins(%w, %momentum : tensor<16xf32>, tensor<16xf32>) outs(%e2 : tensor<16xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %r = arith.subf %a, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  bufferization.materialize_in_destination %new in restrict writable %wslot : (tensor<16xf32>, memref<16xf32>) -> ()
+  %e3 = tensor.empty() : tensor<16xbf16>
+  %rounded = linalg.generic {indexing_maps = [#ide, #ide], iterator_types = ["parallel"]}
+      ins(%new : tensor<16xf32>) outs(%e3 : tensor<16xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %r = arith.truncf %a : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<16xbf16>
+  bufferization.materialize_in_destination %rounded in restrict writable %w16slot : (tensor<16xbf16>, memref<16xbf16>) -> ()
   bufferization.materialize_in_destination %momentum in restrict writable %bslot : (tensor<16xf32>, memref<16xf32>) -> ()
   return
 }

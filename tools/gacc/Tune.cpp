@@ -173,9 +173,6 @@ constexpr double kSteadyTolerance = 0.03;
 /// Steps are timed for at least this long: a small model's steps of a few
 /// milliseconds swing with anything else the machine does.
 constexpr double kMinMeasuredSeconds = 0.25;
-/// f16 loss scaling skips the first steps while its scale backs off from
-/// 2^16 (one a halving); more than this is a scale that collapsed.
-constexpr unsigned kMaxSkippedSteps = 16;
 
 /// Compiles `candidate` into `run` and faults in its arenas' pages, so that
 /// its first step can be timed.
@@ -200,8 +197,18 @@ rt::Status startRun(ModuleOp module, StringRef stepName, StringRef baseOptions,
                                               std::move(jit->compiled));
   if (rt::Status s = run.trainer->initialize(0); !s)
     return s;
-  run.trainer->prefault();
   run.data = rt::Dataset::synthetic(run.trainer->model(), 0);
+  // Where the arenas cannot be faulted in ahead, a step does it, untimed.
+  if (!run.trainer->prefault()) {
+    rt::Batch batch;
+    rt::StepResult result;
+    if (rt::Status s = run.data->batch(run.steps++, batch); !s)
+      return s;
+    if (rt::Status s = run.trainer->setBatch(batch); !s)
+      return s;
+    if (rt::Status s = run.trainer->step(result); !s)
+      return s;
+  }
   times.running += secondsSince(runStart);
   return rt::Status();
 }
@@ -210,7 +217,7 @@ rt::Status startRun(ModuleOp module, StringRef stepName, StringRef baseOptions,
 /// once two in a row agree within kSteadyTolerance, but for at least
 /// kMinMeasuredSeconds (small steps: a median of many). The median step's
 /// rate (of two, the faster). Steps that loss scaling skipped (no update:
-/// faster) are not timed.
+/// faster) are not timed (a scale that collapses is the step's error).
 rt::Status timeSteps(CandidateRun &run, unsigned maxSteps, Measurement &out,
                      TuneTimes &times) {
   auto runStart = std::chrono::steady_clock::now();
@@ -218,7 +225,6 @@ rt::Status timeSteps(CandidateRun &run, unsigned maxSteps, Measurement &out,
   rt::StepResult result;
   std::vector<double> rates; // per step: the median resists a stall
   double timed = 0;
-  unsigned skipped = 0;
   auto done = [&] {
     bool steady =
         rates.size() >= 2 && std::abs(rates.back() - rates[rates.size() - 2]) <=
@@ -226,10 +232,6 @@ rt::Status timeSteps(CandidateRun &run, unsigned maxSteps, Measurement &out,
     return timed >= kMinMeasuredSeconds && (rates.size() >= maxSteps || steady);
   };
   while (!done()) {
-    if (skipped > kMaxSkippedSteps)
-      return rt::Status::error("loss scaling skipped " +
-                               std::to_string(skipped) +
-                               " of the measured steps");
     auto start = std::chrono::steady_clock::now();
     if (rt::Status s = run.data->batch(run.steps++, batch); !s)
       return s;
@@ -239,10 +241,8 @@ rt::Status timeSteps(CandidateRun &run, unsigned maxSteps, Measurement &out,
       return s;
     double seconds = secondsSince(start);
     out.peakBytes = std::max(out.peakBytes, result.peakBytes);
-    if (result.skipped) {
-      ++skipped;
+    if (result.skipped)
       continue;
-    }
     timed += seconds;
     rates.push_back(run.trainer->model().batchSize / seconds);
   }

@@ -34,7 +34,8 @@ def FuseElementwise : GaccPass<"gacc-fuse-elementwise"> {
     several users stay. A value also written to an arena slot fuses into
     its consumer when that consumer's values all go to slots (an
     optimizer's new moment, the weight it updates and, under mixed
-    precision, the weight's 16-bit rounding: one loop).
+    precision without ZeRO's gather, the weight's 16-bit rounding: one
+    loop).
 
     With `recompute-producers` (the CUDA targets), any elementwise value
     that several generics read, not only a rounding, is computed again in

@@ -79,10 +79,13 @@ Trainer::Trainer(ModelInfo model, CompiledStep compiled)
 #define MADV_POPULATE_WRITE 23
 #endif
 
-void Trainer::prefault() {
+bool Trainer::prefault() {
+  bool populated = true;
   for (Arena *arena : {state_.get(), batch_.get(), io_.get(), workspace_.get()})
     if (arena->data)
-      ::madvise(arena->data, arena->mapped, MADV_POPULATE_WRITE);
+      populated &=
+          ::madvise(arena->data, arena->mapped, MADV_POPULATE_WRITE) == 0;
+  return populated;
 }
 
 Trainer::~Trainer() {

@@ -1,5 +1,4 @@
-//===- GemmBf16.cpp - bf16 matmuls on AVX512-BF16 dot products
-//--------------===//
+//===- GemmBf16.cpp - bf16 matmuls on AVX512-BF16 dot products ------------===//
 //
 // C (f32) = or += op(A) · op(B) for bf16 A and B with the CPU's VDPBF16PS,
 // which multiplies pairs of bf16 along k and adds both products to an f32
@@ -228,9 +227,12 @@ void gemmBf16(const uint16_t *a, int64_t aRowStride, int64_t aColStride,
               float *c, int64_t ldc, int64_t m, int64_t n, int64_t k,
               bool accumulate) {
 #if defined(__x86_64__)
-  if (k == 0 && !accumulate) // no block of k writes C
-    for (int64_t i = 0; i < m; ++i)
-      std::fill_n(c + i * ldc, n, 0.0f);
+  if (k == 0) { // no block of k writes C
+    if (!accumulate)
+      for (int64_t i = 0; i < m; ++i)
+        std::fill_n(c + i * ldc, n, 0.0f);
+    return;
+  }
   thread_local std::vector<uint32_t> packedA;
   thread_local std::vector<uint16_t> packedB;
   int64_t maxPairs = (std::min(k, kDepth) + 1) / 2;

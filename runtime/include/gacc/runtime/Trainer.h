@@ -157,9 +157,9 @@ public:
   /// Faults in every page of the host arenas now (contents unchanged), so
   /// that a measurement can time the first step rather than discard it:
   /// what is left to fault in is the heap's temporaries (a few percent of
-  /// GPT-2's first step). Where the kernel cannot populate (before Linux
-  /// 5.14), the first step faults the arenas in as usual.
-  void prefault();
+  /// GPT-2's first step). False where the kernel cannot populate (before
+  /// Linux 5.14): the first step faults the arenas in as usual.
+  bool prefault();
   /// The loss and the model's further outputs on the current batch.
   Status evaluate(double &loss, std::vector<Tensor> &outputs);
 
