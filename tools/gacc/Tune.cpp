@@ -158,6 +158,16 @@ struct CandidateRun {
   std::unique_ptr<rt::Dataset> data; ///< refers to the trainer's model
   uint64_t steps = 0; ///< steps run, which picks the next synthetic batch
 
+  /// One step on the next synthetic batch.
+  rt::Status step(rt::StepResult &result) {
+    rt::Batch batch;
+    if (rt::Status s = data->batch(steps++, batch); !s)
+      return s;
+    if (rt::Status s = trainer->setBatch(batch); !s)
+      return s;
+    return trainer->step(result);
+  }
+
   /// Ends the run, freeing its memory (the data first: it refers to the
   /// trainer).
   void reset() {
@@ -200,13 +210,8 @@ rt::Status startRun(ModuleOp module, StringRef stepName, StringRef baseOptions,
   run.data = rt::Dataset::synthetic(run.trainer->model(), 0);
   // Where the arenas cannot be faulted in ahead, a step does it, untimed.
   if (!run.trainer->prefault()) {
-    rt::Batch batch;
     rt::StepResult result;
-    if (rt::Status s = run.data->batch(run.steps++, batch); !s)
-      return s;
-    if (rt::Status s = run.trainer->setBatch(batch); !s)
-      return s;
-    if (rt::Status s = run.trainer->step(result); !s)
+    if (rt::Status s = run.step(result); !s)
       return s;
   }
   times.running += secondsSince(runStart);
@@ -221,7 +226,6 @@ rt::Status startRun(ModuleOp module, StringRef stepName, StringRef baseOptions,
 rt::Status timeSteps(CandidateRun &run, unsigned maxSteps, Measurement &out,
                      TuneTimes &times) {
   auto runStart = std::chrono::steady_clock::now();
-  rt::Batch batch;
   rt::StepResult result;
   std::vector<double> rates; // per step: the median resists a stall
   double timed = 0;
@@ -233,11 +237,7 @@ rt::Status timeSteps(CandidateRun &run, unsigned maxSteps, Measurement &out,
   };
   while (!done()) {
     auto start = std::chrono::steady_clock::now();
-    if (rt::Status s = run.data->batch(run.steps++, batch); !s)
-      return s;
-    if (rt::Status s = run.trainer->setBatch(batch); !s)
-      return s;
-    if (rt::Status s = run.trainer->step(result); !s)
+    if (rt::Status s = run.step(result); !s)
       return s;
     double seconds = secondsSince(start);
     out.peakBytes = std::max(out.peakBytes, result.peakBytes);
