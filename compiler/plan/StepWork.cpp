@@ -154,3 +154,8 @@ double mlir::gacc::predictStepSeconds(const StepWork &work,
     seconds += matmul.calls * costs.matmulSeconds(matmul);
   return seconds;
 }
+
+bool mlir::gacc::knowsStepCosts(const StepWork &work,
+                                const KernelCosts &costs) {
+  return !costs.knowsMatmul || llvm::all_of(work.matmuls, costs.knowsMatmul);
+}

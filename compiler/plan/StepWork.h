@@ -58,6 +58,9 @@ StepWork countStepWork(func::FuncOp step);
 struct KernelCosts {
   /// Seconds of one call of a matmul of `work`'s shape.
   std::function<double(const MatmulWork &work)> matmulSeconds;
+  /// Whether matmulSeconds knows `work`'s shape without timing a kernel
+  /// (null: always).
+  std::function<bool(const MatmulWork &work)> knowsMatmul;
   /// Bytes per second of memory-bound loops; seconds each loop nest costs
   /// besides its bytes.
   double bytesPerSecond = 1e10, loopNestSeconds = 0;
@@ -66,6 +69,9 @@ struct KernelCosts {
 /// The step's predicted seconds: its matmuls and loop nests priced by
 /// `costs`.
 double predictStepSeconds(const StepWork &work, const KernelCosts &costs);
+
+/// Whether `costs` prices `work` without timing a kernel.
+bool knowsStepCosts(const StepWork &work, const KernelCosts &costs);
 
 } // namespace mlir::gacc
 

@@ -6,7 +6,11 @@
 #include "mlir/IR/Threading.h"
 #include "passes/Passes.h"
 
+#include "llvm/Support/ThreadPool.h"
+
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 
 using namespace mlir;
 using namespace mlir::gacc;
@@ -204,9 +208,8 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
   // policy's, recomputing nothing at best, is bounded by remat=none's of
   // the same precision, optimizer and stage. Plan every fixed policy at the
   // whole batch (often the fit itself), then fit the configurations in
-  // order of their bounds, a wave of one per thread at a time, leaving out
-  // those whose bound is more than kTunePruneMargin slower than the best fit
-  // so far.
+  // order of their bounds, leaving out those whose bound is more than
+  // kTunePruneMargin slower than the best fit so far.
   std::vector<std::optional<MemoryPlan>> whole(all.size());
   std::vector<char> refused(all.size());
   SmallVector<size_t> fixed;
@@ -247,27 +250,60 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
   auto prunable = [&](size_t i) {
     return bound[i] > best * (1 + kTunePruneMargin);
   };
-  size_t wave = std::max<size_t>(1, context->getNumThreads());
-  for (size_t next = 0; next < order.size();) {
-    SmallVector<size_t> batch;
-    for (; next < order.size() && batch.size() < wave; ++next)
-      if (!prunable(order[next]))
-        batch.push_back(order[next]);
-    parallelForEach(context, batch, [&](size_t i) {
-      attempted[i] = true;
-      planned[i] =
-          succeeded(planCandidate(module, stepName, options[i], budgetBytes,
-                                  all[i], whole[i] ? &*whole[i] : nullptr));
-    });
-    // Priced between waves: measuring a kernel's cost while another
-    // thread plans would time it on a busy machine.
-    for (size_t i : batch) {
-      if (!planned[i])
-        continue;
+  // One fit per thread; a thread that finishes takes the next one not
+  // pruned. A fit is priced when it finishes if its kernel costs are known;
+  // one whose pricing would time a kernel waits until no thread plans (a
+  // kernel timed beside the planner is timed on a busy machine), and no
+  // fit starts meanwhile.
+  bool threaded = context->isMultithreadingEnabled();
+  size_t threads = threaded ? std::max(1u, context->getNumThreads()) : 1;
+  std::mutex mutex;
+  std::condition_variable finishedOne;
+  SmallVector<size_t> unpriced;
+  size_t running = 0, finishedCount = 0;
+  auto fit = [&](size_t i) {
+    bool ok = succeeded(planCandidate(module, stepName, options[i], budgetBytes,
+                                      all[i], whole[i] ? &*whole[i] : nullptr));
+    std::lock_guard<std::mutex> lock(mutex);
+    planned[i] = ok;
+    if (ok)
+      unpriced.push_back(i);
+    --running;
+    ++finishedCount;
+    finishedOne.notify_one();
+  };
+  std::optional<llvm::ThreadPoolTaskGroup> group;
+  if (threaded)
+    group.emplace(context->getThreadPool());
+  std::unique_lock<std::mutex> lock(mutex);
+  for (size_t next = 0;;) {
+    llvm::erase_if(unpriced, [&](size_t i) {
+      if (running && !knowsStepCosts(all[i].plan.work, costs))
+        return false;
       all[i].predictedSeconds = predictStepSeconds(all[i].plan.work, costs);
       if (all[i].fits)
         best = std::min(best, all[i].predictedSeconds);
+      return true;
+    });
+    for (; unpriced.empty() && running < threads && next < order.size();
+         ++next) {
+      size_t i = order[next];
+      if (prunable(i))
+        continue;
+      attempted[i] = true;
+      ++running;
+      if (threaded) {
+        group->async([&fit, i] { fit(i); });
+      } else {
+        lock.unlock();
+        fit(i);
+        lock.lock();
+      }
     }
+    if (!running && unpriced.empty())
+      break;
+    size_t seen = finishedCount;
+    finishedOne.wait(lock, [&] { return finishedCount != seen || !running; });
   }
 
   std::vector<TuneCandidate> candidates;

@@ -81,7 +81,8 @@ struct TuneCandidate {
 /// bounded more than kTunePruneMargin slower than the best fitted before
 /// it is not fitted (pruned). The planner's diagnostics are not reported; a
 /// configuration it refuses is left out. `costs` is called from one thread
-/// at a time, while no other plans.
+/// at a time, and its matmulSeconds, for a shape it does not know
+/// (knowsMatmul), only while no other thread plans.
 std::vector<TuneCandidate>
 planTuneCandidates(ModuleOp module, StringRef stepName, StringRef baseOptions,
                    const TuneSpace &space, int64_t budgetBytes,

@@ -1,16 +1,18 @@
 //===- StepWorkTest.cpp - the work the tune cost model prices ------------===//
 //
 // countStepWork on a planned step: its matmuls by shape and calls (the
-// accumulation loop's trips included), its other loop nests, and
-// predictStepSeconds's sum.
+// accumulation loop's trips included), its other loop nests,
+// predictStepSeconds's sum, and the tune search that prices them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/ConfigureStep.h"
 #include "compiler/InitAll.h"
 #include "compiler/plan/MemoryPlan.h"
+#include "compiler/plan/Tune.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <gtest/gtest.h>
 
@@ -90,5 +92,54 @@ TEST(StepWork, PredictedSecondsSumThePricedParts) {
   double expected = work.loopBytes / 1e9 + work.loopNests * 1e-6 +
                     2 * 8 * 3 * 4 * 1e-9 + 2 * 3 * 4 * 8 * 1e-9;
   EXPECT_DOUBLE_EQ(mlir::gacc::predictStepSeconds(work, costs), expected);
+}
+
+TEST(StepWork, KnowsTheCostsOnlyOfKnownShapes) {
+  mlir::gacc::StepWork work = plannedWork("");
+  mlir::gacc::KernelCosts costs;
+  EXPECT_TRUE(mlir::gacc::knowsStepCosts(work, costs)); // nothing to time
+  costs.knowsMatmul = [](const mlir::gacc::MatmulWork &matmul) {
+    return matmul.m == 8;
+  };
+  EXPECT_FALSE(mlir::gacc::knowsStepCosts(work, costs)); // 1x3x4x8 is not
+}
+
+/// The tune search's candidates on one thread or several, with costs that
+/// do not know the shapes of a micro-batch of 4 (each priced once no other
+/// thread plans): the same configurations fit, predicted alike, the same
+/// one first.
+TEST(StepWork, TuneSearchIsTheSameOnOneThreadAndSeveral) {
+  auto search = [](bool threaded) {
+    mlir::DialectRegistry registry;
+    mlir::gacc::registerAllDialects(registry);
+    mlir::MLIRContext context(registry);
+    if (!threaded)
+      context.disableMultithreading();
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(kModel, &context);
+    mlir::gacc::TrainStepOp step = mlir::gacc::TrainStepOp::find(*module, "t");
+    int64_t wholePeak = mlir::gacc::planMemory(step, "cpu")->peakBytes();
+    mlir::gacc::KernelCosts costs;
+    costs.matmulSeconds = [](const mlir::gacc::MatmulWork &matmul) {
+      return matmul.flops() * 1e-9 + 1e-6;
+    };
+    costs.knowsMatmul = [](const mlir::gacc::MatmulWork &matmul) {
+      return matmul.m != 4;
+    };
+    std::vector<std::string> fitted;
+    for (const mlir::gacc::TuneCandidate &candidate :
+         mlir::gacc::planTuneCandidates(*module, "t", "", {}, wholePeak - 1,
+                                        costs))
+      if (candidate.fits)
+        fitted.push_back(llvm::formatv("{0} {1:e}", candidate.optionsText(),
+                                       candidate.predictedSeconds)
+                             .str());
+    return fitted;
+  };
+  std::vector<std::string> serial = search(false), threaded = search(true);
+  ASSERT_FALSE(serial.empty());
+  EXPECT_EQ(serial.front(), threaded.front());
+  std::sort(serial.begin(), serial.end());
+  std::sort(threaded.begin(), threaded.end());
+  EXPECT_EQ(serial, threaded);
 }
 } // namespace

@@ -77,6 +77,9 @@ public:
     costs.matmulSeconds = [this](const mlir::gacc::MatmulWork &work) {
       return matmulSeconds(work);
     };
+    costs.knowsMatmul = [this](const mlir::gacc::MatmulWork &work) {
+      return entries.count(TimedMatmul(work).key);
+    };
     return costs;
   }
 
@@ -101,33 +104,41 @@ private:
     return value;
   }
 
-  /// A matmul's time; one of more than 2^31 flops is timed at a shape cut
+  /// The shape a matmul is timed at: one of more than 2^31 flops is cut
   /// down to about that (batch first, then its largest dimension), where
-  /// the rate no longer grows, and scaled by the flops.
-  double matmulSeconds(const mlir::gacc::MatmulWork &work) {
-    rt::DType operand = work.operand.isF64()    ? rt::DType::F64
-                        : work.operand.isF16()  ? rt::DType::F16
-                        : work.operand.isBF16() ? rt::DType::BF16
-                                                : rt::DType::F32;
-    mlir::gacc::MatmulWork timed = work;
-    constexpr double kTimedFlops = 0x1p31;
-    while (timed.flops() > kTimedFlops) {
-      int64_t *largest = timed.batch > 1                         ? &timed.batch
-                         : timed.m >= std::max(timed.n, timed.k) ? &timed.m
-                         : timed.n >= timed.k                    ? &timed.n
-                                                                 : &timed.k;
-      *largest = (*largest + 1) / 2;
+  /// the rate no longer grows, and its time scaled by the flops.
+  struct TimedMatmul {
+    explicit TimedMatmul(const mlir::gacc::MatmulWork &work) : shape(work) {
+      operand = work.operand.isF64()    ? rt::DType::F64
+                : work.operand.isF16()  ? rt::DType::F16
+                : work.operand.isBF16() ? rt::DType::BF16
+                                        : rt::DType::F32;
+      constexpr double kTimedFlops = 0x1p31;
+      while (shape.flops() > kTimedFlops) {
+        int64_t *largest = shape.batch > 1 ? &shape.batch
+                           : shape.m >= std::max(shape.n, shape.k) ? &shape.m
+                           : shape.n >= shape.k                    ? &shape.n
+                                                                   : &shape.k;
+        *largest = (*largest + 1) / 2;
+      }
+      key = llvm::formatv("matmul {0} {1} {2} {3} {4}", rt::dtypeName(operand),
+                          shape.batch, shape.m, shape.n, shape.k)
+                .str();
     }
-    std::string key =
-        llvm::formatv("matmul {0} {1} {2} {3} {4}", rt::dtypeName(operand),
-                      timed.batch, timed.m, timed.n, timed.k)
-            .str();
-    return lookup(key,
+    rt::DType operand;
+    mlir::gacc::MatmulWork shape;
+    std::string key;
+  };
+
+  double matmulSeconds(const mlir::gacc::MatmulWork &work) {
+    TimedMatmul timed(work);
+    const mlir::gacc::MatmulWork &shape = timed.shape;
+    return lookup(timed.key,
                   [&] {
-                    return rt::measureMatmulSeconds(operand, timed.batch,
-                                                    timed.m, timed.n, timed.k);
+                    return rt::measureMatmulSeconds(timed.operand, shape.batch,
+                                                    shape.m, shape.n, shape.k);
                   }) *
-           (work.flops() / timed.flops());
+           (work.flops() / shape.flops());
   }
 
   std::string path;
