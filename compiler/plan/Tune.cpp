@@ -82,14 +82,26 @@ FailureOr<MemoryPlan> planWholeBatch(ModuleOp module, StringRef stepName,
 /// if the planner refuses the configuration. Calls the planner's fitting
 /// functions, which return the plan they fit, rather than configuring
 /// with the budgets and planning again. `wholeBatch`: the plan at the whole
-/// batch, when planned already.
-LogicalResult planCandidate(ModuleOp module, StringRef stepName,
-                            const std::string &options, int64_t budget,
-                            TuneCandidate &candidate,
-                            const MemoryPlan *wholeBatch) {
+/// batch, when planned already. With `atMicroBatch`, plans at that one
+/// instead of searching (for the budget policy: its cheapest schedule
+/// there).
+LogicalResult
+planCandidate(ModuleOp module, StringRef stepName, const std::string &options,
+              int64_t budget, TuneCandidate &candidate,
+              const MemoryPlan *wholeBatch,
+              std::optional<int64_t> atMicroBatch = std::nullopt) {
   std::string target = targetOf(options);
   FailureOr<MemoryPlan> plan = failure();
-  if (candidate.remat != "budget") {
+  if (candidate.remat != "budget" && atMicroBatch) {
+    auto [copy, step] =
+        configuredCopy(module, stepName,
+                       options + " remat=" + candidate.remat +
+                           " micro-batch=" + std::to_string(*atMicroBatch));
+    if (!step)
+      return failure();
+    plan = planMemory(step, target);
+    candidate.fits = succeeded(plan) && plan->peakBytes() <= budget;
+  } else if (candidate.remat != "budget") {
     auto [copy, step] =
         configuredCopy(module, stepName, options + " remat=" + candidate.remat);
     if (!step)
@@ -130,6 +142,14 @@ LogicalResult planCandidate(ModuleOp module, StringRef stepName,
       }
       return fit;
     };
+    if (atMicroBatch) {
+      plan = fitAt(*atMicroBatch, /*anyFit=*/false);
+      candidate.fits = succeeded(plan);
+      if (failed(plan))
+        return failure();
+      candidate.plan = std::move(*plan);
+      return success();
+    }
     auto [copy, step] =
         configuredCopy(module, stepName, options + " remat=none");
     if (!step)
@@ -305,6 +325,43 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
     size_t seen = finishedCount;
     finishedOne.wait(lock, [&] { return finishedCount != seen || !running; });
   }
+  lock.unlock();
+
+  // An uneven split (16 as 3+3+3+3+3+1) pays a whole micro-step for its
+  // remainder and runs two shapes: a fit that does not divide the rank's
+  // batch is also planned at the largest micro-batch that does (16 as 8
+  // steps of 2), which fits too, and the cost model ranks both.
+  SmallVector<std::pair<size_t, int64_t>> evenSplits; // candidate, micro
+  for (size_t n = order.size(), k = 0; k < n; ++k) {
+    size_t i = order[k];
+    if (!planned[i] || !all[i].fits)
+      continue;
+    const MemoryPlan &plan = all[i].plan;
+    int64_t rows = plan.batchSize / std::max<int64_t>(plan.ranks, 1);
+    if (rows % plan.microBatchSize == 0)
+      continue;
+    int64_t even = plan.microBatchSize - 1;
+    while (rows % even)
+      --even;
+    TuneCandidate split = all[i];
+    split.plan = {};
+    split.rematSchedule.clear();
+    split.rematActivationBudget = 0;
+    all.push_back(std::move(split));
+    options.push_back(options[i]);
+    attempted.push_back(true);
+    planned.push_back(false);
+    order.push_back(all.size() - 1);
+    evenSplits.emplace_back(all.size() - 1, even);
+  }
+  parallelForEach(context, evenSplits, [&](std::pair<size_t, int64_t> split) {
+    auto [i, micro] = split;
+    planned[i] = succeeded(planCandidate(module, stepName, options[i],
+                                         budgetBytes, all[i], nullptr, micro));
+  });
+  for (auto [i, micro] : evenSplits)
+    if (planned[i])
+      all[i].predictedSeconds = predictStepSeconds(all[i].plan.work, costs);
 
   std::vector<TuneCandidate> candidates;
   for (size_t i : order) {

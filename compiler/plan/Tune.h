@@ -3,7 +3,8 @@
 // `gacc tune`'s search: every combination of the allowed precisions,
 // rematerialization policies, optimizers and (on several ranks) ZeRO stages,
 // each with the largest micro-batch whose planned peak fits the memory
-// budget (the static plan: nothing runs), ranked by a cost model: the work
+// budget (the static plan: nothing runs), and the largest that divides the
+// batch where that one does not, ranked by a cost model: the work
 // each plan counts (StepWork), priced with this machine's kernel costs. The
 // tool (tools/gacc/Tune.cpp) measures the best few and picks the fastest.
 //
@@ -53,8 +54,9 @@ struct TuneCandidate {
   /// that compiling them does not search again.
   std::string rematSchedule;
   int64_t rematActivationBudget = 0;
-  /// The plan at the largest micro-batch that fits (or, when none does, at
-  /// the smallest: what it would need).
+  /// The plan at the largest micro-batch that fits, or at the largest that
+  /// divides the batch (or, when none fits, at the smallest: what it would
+  /// need).
   MemoryPlan plan;
   bool fits = false;
   /// Left out unplanned: even at the whole batch it is predicted more than
@@ -79,7 +81,9 @@ struct TuneCandidate {
 /// pruned ones, then those that do not fit. Branch and bound: each
 /// configuration's time at the whole batch bounds it from below, and one
 /// bounded more than kTunePruneMargin slower than the best fitted before
-/// it is not fitted (pruned). The planner's diagnostics are not reported; a
+/// it is not fitted (pruned). A fit whose micro-batch does not divide the
+/// batch comes with a second candidate, the same configuration at the
+/// largest micro-batch that does. The planner's diagnostics are not reported; a
 /// configuration it refuses is left out. `costs` is called from one thread
 /// at a time, and its matmulSeconds, for a shape it does not know
 /// (knowsMatmul), only while no other thread plans.

@@ -335,26 +335,37 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
 
   // Measure the candidates the cost model cannot tell from the best: those
   // predicted within kTuneMargin of it, at most measureTop, each step
-  // once (the budget policy's schedule is often another policy's).
+  // once (the budget policy's schedule is often another policy's). The
+  // model errs most between micro-batches (caches, kernel rates at other
+  // shapes), so the best of each micro-batch comes first, then the rest in
+  // order.
   std::vector<size_t> selected;
-  for (size_t i = 0; i < candidates.size() && candidates[i].fits &&
-                     selected.size() < options.measureTop;
-       ++i) {
-    const TuneCandidate &c = candidates[i];
-    if (c.predictedSeconds >
-        candidates.front().predictedSeconds * (1 + kTuneMargin))
-      break;
-    bool same = llvm::any_of(selected, [&](size_t j) {
-      const TuneCandidate &s = candidates[j];
-      return s.precision == c.precision && s.optimizer == c.optimizer &&
-             s.zeroStage == c.zeroStage &&
-             s.plan.microBatchSize == c.plan.microBatchSize &&
-             s.plan.peakBytes() == c.plan.peakBytes() &&
-             s.predictedSeconds == c.predictedSeconds;
-    });
-    if (!same)
-      selected.push_back(i);
-  }
+  auto select = [&](bool newMicroBatchOnly) {
+    for (size_t i = 0; i < candidates.size() && candidates[i].fits &&
+                       selected.size() < options.measureTop;
+         ++i) {
+      const TuneCandidate &c = candidates[i];
+      if (c.predictedSeconds >
+          candidates.front().predictedSeconds * (1 + kTuneMargin))
+        break;
+      bool same = llvm::any_of(selected, [&](size_t j) {
+        const TuneCandidate &s = candidates[j];
+        return s.precision == c.precision && s.optimizer == c.optimizer &&
+               s.zeroStage == c.zeroStage &&
+               s.plan.microBatchSize == c.plan.microBatchSize &&
+               s.plan.peakBytes() == c.plan.peakBytes() &&
+               s.predictedSeconds == c.predictedSeconds;
+      });
+      bool seenMicroBatch = llvm::any_of(selected, [&](size_t j) {
+        return candidates[j].plan.microBatchSize == c.plan.microBatchSize;
+      });
+      if (!same && !llvm::is_contained(selected, i) &&
+          !(newMicroBatchOnly && seenMicroBatch))
+        selected.push_back(i);
+    }
+  };
+  select(/*newMicroBatchOnly=*/true);
+  select(/*newMicroBatchOnly=*/false);
   // Two passes, the second in reverse order, each candidate keeping its
   // faster one: a busy moment on a shared machine only slows a run, and
   // would otherwise decide against whichever ran during it. The second
