@@ -8,6 +8,7 @@
 #include "gacc/runtime/KernelRates.h"
 #include "gacc/runtime/ThreadPool.h"
 #include "gacc/runtime/Trainer.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
@@ -195,13 +196,12 @@ constexpr double kSteadyTolerance = 0.03;
 /// milliseconds swing with anything else the machine does.
 constexpr double kMinMeasuredSeconds = 0.25;
 
-/// Compiles `candidate` into `run` and faults in its arenas' pages, so that
-/// its first step can be timed.
-rt::Status startRun(ModuleOp module, StringRef stepName, StringRef baseOptions,
-                    const TuneCandidate &candidate,
-                    const std::optional<CompileCache> &cache, CandidateRun &run,
-                    TuneTimes &times) {
-  auto compileStart = std::chrono::steady_clock::now();
+/// `candidate`'s step, compiled and loaded (a copy of `module`).
+rt::Status compileCandidate(ModuleOp module, StringRef stepName,
+                            StringRef baseOptions,
+                            const TuneCandidate &candidate,
+                            const std::optional<CompileCache> &cache,
+                            std::optional<JitStep> &out) {
   OwningOpRef<ModuleOp> copy = module.clone();
   TrainingPipelineOptions options;
   std::string text = (baseOptions + " " + candidate.optionsText()).str();
@@ -212,7 +212,25 @@ rt::Status startRun(ModuleOp module, StringRef stepName, StringRef baseOptions,
       jitCompileStep(*copy, options, {}, cache ? &*cache : nullptr);
   if (failed(jit))
     return rt::Status::error("cannot compile '" + text + "'");
-  times.compiling += secondsSince(compileStart);
+  out = std::move(*jit);
+  return rt::Status();
+}
+
+/// Starts `run` with `jit` (compiled now if empty) and faults in its
+/// arenas' pages, so that its first step can be timed.
+rt::Status startRun(ModuleOp module, StringRef stepName, StringRef baseOptions,
+                    const TuneCandidate &candidate,
+                    const std::optional<CompileCache> &cache,
+                    std::optional<JitStep> jit, CandidateRun &run,
+                    TuneTimes &times) {
+  if (!jit) {
+    auto compileStart = std::chrono::steady_clock::now();
+    if (rt::Status s = compileCandidate(module, stepName, baseOptions,
+                                        candidate, cache, jit);
+        !s)
+      return s;
+    times.compiling += secondsSince(compileStart);
+  }
   auto runStart = std::chrono::steady_clock::now();
   run.trainer = std::make_unique<rt::Trainer>(std::move(jit->model),
                                               std::move(jit->compiled));
@@ -333,39 +351,45 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
     return 1;
   }
 
-  // Measure the candidates the cost model cannot tell from the best: those
-  // predicted within kTuneMargin of it, at most measureTop, each step
-  // once (the budget policy's schedule is often another policy's). The
-  // model errs most between micro-batches (caches, kernel rates at other
-  // shapes), so the best of each micro-batch comes first, then the rest in
-  // order.
+  // Measure what the cost model cannot decide: of the candidates predicted
+  // within kTuneMargin of the best, the best of each precision and
+  // micro-batch, at most measureTop. Across those the model errs most
+  // (caches; kernels of other shapes and types, timed alone). At one
+  // precision and micro-batch the remat policies and optimizers run the
+  // same kernels and it counts what each adds (recomputation, the update),
+  // where runs on a shared machine would decide by their noise instead.
   std::vector<size_t> selected;
-  auto select = [&](bool newMicroBatchOnly) {
-    for (size_t i = 0; i < candidates.size() && candidates[i].fits &&
-                       selected.size() < options.measureTop;
-         ++i) {
-      const TuneCandidate &c = candidates[i];
-      if (c.predictedSeconds >
-          candidates.front().predictedSeconds * (1 + kTuneMargin))
-        break;
-      bool same = llvm::any_of(selected, [&](size_t j) {
-        const TuneCandidate &s = candidates[j];
-        return s.precision == c.precision && s.optimizer == c.optimizer &&
-               s.zeroStage == c.zeroStage &&
-               s.plan.microBatchSize == c.plan.microBatchSize &&
-               s.plan.peakBytes() == c.plan.peakBytes() &&
-               s.predictedSeconds == c.predictedSeconds;
-      });
-      bool seenMicroBatch = llvm::any_of(selected, [&](size_t j) {
-        return candidates[j].plan.microBatchSize == c.plan.microBatchSize;
-      });
-      if (!same && !llvm::is_contained(selected, i) &&
-          !(newMicroBatchOnly && seenMicroBatch))
-        selected.push_back(i);
+  for (size_t i = 0; i < candidates.size() && candidates[i].fits &&
+                     selected.size() < options.measureTop;
+       ++i) {
+    const TuneCandidate &c = candidates[i];
+    if (c.predictedSeconds >
+        candidates.front().predictedSeconds * (1 + kTuneMargin))
+      break;
+    if (llvm::none_of(selected, [&](size_t j) {
+          return candidates[j].precision == c.precision &&
+                 candidates[j].plan.microBatchSize == c.plan.microBatchSize;
+        }))
+      selected.push_back(i);
+  }
+  // Compiled first, one per thread: compiling a step is mostly serial
+  // (LLVM's code generation), measuring one is not. Their code is small
+  // beside the arenas, which the trainers allocate one at a time.
+  auto compileStart = std::chrono::steady_clock::now();
+  std::vector<std::optional<JitStep>> compiled(candidates.size());
+  std::vector<rt::Status> compileStatus(candidates.size());
+  parallelForEach(module.getContext(), selected, [&](size_t i) {
+    compileStatus[i] =
+        compileCandidate(module, stepName, baseOptions, candidates[i],
+                         options.cache, compiled[i]);
+  });
+  times.compiling += secondsSince(compileStart);
+  for (size_t i : selected)
+    if (!compileStatus[i]) {
+      llvm::errs() << "gacc tune: error: " << compileStatus[i].message()
+                   << "\n";
+      return 1;
     }
-  };
-  select(/*newMicroBatchOnly=*/true);
-  select(/*newMicroBatchOnly=*/false);
   // Two passes, the second in reverse order, each candidate keeping its
   // faster one: a busy moment on a shared machine only slows a run, and
   // would otherwise decide against whichever ran during it. The second
@@ -396,7 +420,8 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
         run.reset(); // its memory before the next one's
         run.index = i;
         status = startRun(module, stepName, baseOptions, candidates[i],
-                          options.cache, run, times);
+                          options.cache, std::move(compiled[i]), run, times);
+        compiled[i].reset(); // compiled again if measured again
       }
       if (status)
         status = timeSteps(run, options.measureSteps, measurement, times);

@@ -410,7 +410,8 @@ static cl::opt<std::string> tuneAllow(
 static cl::opt<unsigned> tuneMeasureTop(
     "measure-top",
     cl::desc("Measure at most this many configurations: the best by the "
-             "cost model and those it predicts within 10% of it (default 3)"),
+             "cost model, and of those it predicts within 10% of it, the "
+             "best of each other precision and micro-batch (default 3)"),
     cl::value_desc("K"), cl::init(3), cl::sub(tuneCommand),
     cl::cat(tuneCategory));
 static cl::opt<unsigned> tuneMeasureSteps(
