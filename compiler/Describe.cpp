@@ -202,3 +202,19 @@ mlir::gacc::lowerStep(ModuleOp module, const TrainingPipelineOptions &options,
   describeWorkspace(module, model);
   return model;
 }
+
+LogicalResult
+mlir::gacc::loadStepPipelineDialects(MLIRContext *context,
+                                     const TrainingPipelineOptions &options) {
+  std::string error;
+  FailureOr<CodegenTarget> target =
+      parseCodegenTarget(options.target.getValue(), error);
+  PassManager pm(context);
+  if (failed(target) || failed(buildCpuPipeline(pm, options, *target)))
+    return failure();
+  DialectRegistry dependent;
+  pm.getDependentDialects(dependent);
+  context->appendDialectRegistry(dependent);
+  context->loadAllAvailableDialects();
+  return success();
+}

@@ -28,6 +28,12 @@ FailureOr<::gacc::rt::ModelInfo>
 lowerStep(ModuleOp module, const TrainingPipelineOptions &options,
           function_ref<LogicalResult(PassManager &)> configure = {});
 
+/// Loads into `context` every dialect that lowerStep's pipeline for
+/// `options.target` produces, so that steps can then be lowered on several
+/// threads at once (a context running threads cannot load dialects).
+LogicalResult loadStepPipelineDialects(MLIRContext *context,
+                                       const TrainingPipelineOptions &options);
+
 } // namespace mlir::gacc
 
 #endif // GACC_COMPILER_DESCRIBE_H

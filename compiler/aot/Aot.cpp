@@ -3,11 +3,9 @@
 #include "compiler/aot/Aot.h"
 #include "compiler/Describe.h"
 #include "compiler/Pipelines.h"
-#include "compiler/target/cuda/KernelCodegen.h"
 #include "compiler/target/cpu/HostCodegen.h"
+#include "compiler/target/cuda/KernelCodegen.h"
 #include "gacc/runtime/HostCode.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/TargetSelect.h"
@@ -41,8 +39,6 @@ FailureOr<rt::Artifact> mlir::gacc::compileArtifact(
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  registerBuiltinDialectTranslation(*module.getContext());
-  registerLLVMDialectTranslation(*module.getContext());
   auto host = createHostTargetMachine(/*pic=*/true);
   if (!host)
     return module.emitError("compilation for the host failed: ")

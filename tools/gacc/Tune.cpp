@@ -1,6 +1,7 @@
 //===- Tune.cpp - `gacc tune` ----------------------------------------------===//
 
 #include "Tune.h"
+#include "compiler/Describe.h"
 #include "compiler/aot/CompileCache.h"
 #include "compiler/jit/Jit.h"
 #include "gacc/runtime/Dataset.h"
@@ -376,6 +377,13 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   // (LLVM's code generation), measuring one is not. Their code is small
   // beside the arenas, which the trainers allocate one at a time.
   auto compileStart = std::chrono::steady_clock::now();
+  TrainingPipelineOptions pipeline;
+  if (failed(pipeline.parseFromString(baseOptions)) ||
+      failed(loadStepPipelineDialects(module.getContext(), pipeline))) {
+    llvm::errs() << "gacc tune: error: cannot build the pipeline for '"
+                 << baseOptions << "'\n";
+    return 1;
+  }
   std::vector<std::optional<JitStep>> compiled(candidates.size());
   std::vector<rt::Status> compileStatus(candidates.size());
   parallelForEach(module.getContext(), selected, [&](size_t i) {
