@@ -172,8 +172,8 @@ def main():
                 best = max(results)
                 # The best of many short runs is biased upward (the luckiest
                 # run wins): measure the choice and the search's best again,
-                # alternately, and compare medians; the same configuration
-                # is a ratio of 1.
+                # as many times each, in back-to-back pairs; the same
+                # configuration is a ratio of 1.
                 config = os.path.join(work, "tuned.json")
                 json.dump(choice, open(config, "w"))
                 chosen_flags = ["--precision", choice["precision"], "--remat",

@@ -36,8 +36,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 #include "passes/Passes.h"
 
@@ -57,11 +55,6 @@ void mlir::gacc::registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::scf::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::tensor::registerBufferizableOpInterfaceExternalModels(registry);
   mlir::gacc::registerBufferizableOpInterfaceExternalModels(registry);
-  // The host code's translation to LLVM IR, registered here rather than on
-  // a context while it compiles (which contexts compiling on several
-  // threads cannot take).
-  mlir::registerBuiltinDialectTranslation(registry);
-  mlir::registerLLVMDialectTranslation(registry);
   mlir::gacc::registerCudaTarget(registry);
 }
 

@@ -37,8 +37,14 @@ FailureOr<rt::Artifact> mlir::gacc::compileArtifact(
     return artifact;
   }
 
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+  // Once per process: LLVM's target registry takes no lock, and steps may
+  // compile on several threads (gacc tune).
+  static const bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
   auto host = createHostTargetMachine(/*pic=*/true);
   if (!host)
     return module.emitError("compilation for the host failed: ")

@@ -9,6 +9,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/xxhash.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -35,12 +36,16 @@ std::string hostCpu() {
 
 /// The warnings a compilation emitted, one per line: `file\tline\tcolumn\t
 /// message` (message with its newlines escaped), so that a cache hit
-/// reports them as compiling did.
+/// reports them as compiling did. Only those of the compiling thread: steps
+/// may compile on several threads of one context (a pass manager reports
+/// its parallel passes' diagnostics on the thread that runs it).
 class RecordedWarnings {
 public:
   explicit RecordedWarnings(MLIRContext *context)
-      : handler(context, [this](Diagnostic &diagnostic) {
-          if (diagnostic.getSeverity() == DiagnosticSeverity::Warning)
+      : thread(llvm::get_threadid()),
+        handler(context, [this](Diagnostic &diagnostic) {
+          if (diagnostic.getSeverity() == DiagnosticSeverity::Warning &&
+              llvm::get_threadid() == thread)
             record(diagnostic);
           return failure(); // and on to the caller's handler
         }) {}
@@ -93,6 +98,7 @@ private:
   }
 
   std::string lines;
+  uint64_t thread; ///< the compiling one
   ScopedDiagnosticHandler handler;
 };
 

@@ -224,7 +224,8 @@ FailureOr<MemoryPlan> mlir::gacc::planMemory(TrainStepOp step,
 FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
                                                 int64_t budgetBytes,
                                                 StringRef target,
-                                                const MemoryPlan *wholeBatch) {
+                                                const MemoryPlan *wholeBatch,
+                                                MemoryPlan *smallestPlan) {
   Builder b(step.getContext());
   auto planFor = [&](int64_t micro) {
     step.setMicroBatchSizeAttr(b.getI64IntegerAttr(micro));
@@ -240,6 +241,8 @@ FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
   FailureOr<MemoryPlan> smallest = batch == 1 ? whole : planFor(1);
   if (failed(smallest))
     return failure();
+  if (smallest->peakBytes() > budgetBytes && smallestPlan)
+    *smallestPlan = *smallest;
   if (smallest->peakBytes() > budgetBytes)
     return step.emitError("no micro-batch fits in the memory budget of ")
            << formatBytes(budgetBytes) << ": the smallest (1 example) needs "

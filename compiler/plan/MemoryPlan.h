@@ -71,11 +71,13 @@ FailureOr<MemoryPlan> planMemory(TrainStepOp step, StringRef target);
 /// Sets on `step` the micro-batch size with the fewest accumulation steps
 /// whose plan fits in `budgetBytes` (the largest that fits, evened out
 /// over those steps) and returns its plan. Fails with an error on `step` that
-/// names the memory the smallest micro-batch needs when none fits. `wholeBatch`
-/// is the plan at the rank's whole batch when the caller has it already.
+/// names the memory the smallest micro-batch needs when none fits (and
+/// with `smallestPlan`, sets it to that plan). `wholeBatch` is the plan at the
+/// rank's whole batch when the caller has it already.
 FailureOr<MemoryPlan> fitMicroBatch(TrainStepOp step, int64_t budgetBytes,
                                     StringRef target,
-                                    const MemoryPlan *wholeBatch = nullptr);
+                                    const MemoryPlan *wholeBatch = nullptr,
+                                    MemoryPlan *smallestPlan = nullptr);
 
 /// For the `budget` rematerialization policy: plans the schedules of the
 /// exact DP over a range of activation budgets, and the fixed segmentations

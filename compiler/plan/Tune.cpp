@@ -106,13 +106,11 @@ planCandidate(ModuleOp module, StringRef stepName, const std::string &options,
         configuredCopy(module, stepName, options + " remat=" + candidate.remat);
     if (!step)
       return failure();
-    plan = fitMicroBatch(step, budget, target, wholeBatch);
+    MemoryPlan smallest;
+    plan = fitMicroBatch(step, budget, target, wholeBatch, &smallest);
     candidate.fits = succeeded(plan);
-    if (!candidate.fits) {
-      step.setMicroBatchSizeAttr(
-          Builder(step.getContext()).getI64IntegerAttr(1));
-      plan = planMemory(step, target);
-    }
+    if (!candidate.fits && smallest.microBatchSize)
+      plan = std::move(smallest);
   } else {
     // The budget policy fits its schedule to the budget at a given
     // micro-batch (fitRematBudget sets the policy), and its least peak
@@ -326,23 +324,28 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
     finishedOne.wait(lock, [&] { return finishedCount != seen || !running; });
   }
   lock.unlock();
+  group.reset(); // every task returned
 
   // An uneven split (16 as 3+3+3+3+3+1) pays a whole micro-step for its
   // remainder and runs two shapes: a fit that does not divide the rank's
   // batch is also planned at the largest micro-batch that does (16 as 8
-  // steps of 2), which fits too, and the cost model ranks both.
+  // steps of 2), and the cost model ranks both; not below half the fit's
+  // (7 rows as 7 steps of 1), more than twice its steps.
   SmallVector<std::pair<size_t, int64_t>> evenSplits; // candidate, micro
   for (size_t n = order.size(), k = 0; k < n; ++k) {
     size_t i = order[k];
     if (!planned[i] || !all[i].fits)
       continue;
-    const MemoryPlan &plan = all[i].plan;
-    int64_t rows = plan.batchSize / std::max<int64_t>(plan.ranks, 1);
-    if (rows % plan.microBatchSize == 0)
+    int64_t micro = all[i].plan.microBatchSize;
+    int64_t rows =
+        all[i].plan.batchSize / std::max<int64_t>(all[i].plan.ranks, 1);
+    if (rows % micro == 0)
       continue;
-    int64_t even = plan.microBatchSize - 1;
+    int64_t even = micro - 1;
     while (rows % even)
       --even;
+    if (2 * even < micro)
+      continue;
     TuneCandidate split = all[i];
     split.plan = {};
     split.rematSchedule.clear();
@@ -356,8 +359,11 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
   }
   parallelForEach(context, evenSplits, [&](std::pair<size_t, int64_t> split) {
     auto [i, micro] = split;
-    planned[i] = succeeded(planCandidate(module, stepName, options[i],
-                                         budgetBytes, all[i], nullptr, micro));
+    // Kept only where it fits (a peak can grow as the micro-batch shrinks).
+    planned[i] =
+        succeeded(planCandidate(module, stepName, options[i], budgetBytes,
+                                all[i], nullptr, micro)) &&
+        all[i].fits;
   });
   for (auto [i, micro] : evenSplits)
     if (planned[i])
