@@ -241,13 +241,14 @@ FailureOr<MemoryPlan> mlir::gacc::fitMicroBatch(TrainStepOp step,
   FailureOr<MemoryPlan> smallest = batch == 1 ? whole : planFor(1);
   if (failed(smallest))
     return failure();
-  if (smallest->peakBytes() > budgetBytes && smallestPlan)
-    *smallestPlan = *smallest;
-  if (smallest->peakBytes() > budgetBytes)
+  if (smallest->peakBytes() > budgetBytes) {
+    if (smallestPlan)
+      *smallestPlan = *smallest;
     return step.emitError("no micro-batch fits in the memory budget of ")
            << formatBytes(budgetBytes) << ": the smallest (1 example) needs "
            << formatBytes(smallest->peakBytes()) << " ("
            << smallest->peakBytes() << " bytes)";
+  }
   // The largest that fits lies in [low, high). Memory grows with the
   // micro-batch, almost linearly: probe where the line through the
   // bracket's peaks meets the budget (then the one after it, which the

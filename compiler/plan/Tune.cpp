@@ -92,20 +92,21 @@ planCandidate(ModuleOp module, StringRef stepName, const std::string &options,
               std::optional<int64_t> atMicroBatch = std::nullopt) {
   std::string target = targetOf(options);
   FailureOr<MemoryPlan> plan = failure();
-  if (candidate.remat != "budget" && atMicroBatch) {
-    auto [copy, step] =
-        configuredCopy(module, stepName,
-                       options + " remat=" + candidate.remat +
-                           " micro-batch=" + std::to_string(*atMicroBatch));
+  if (candidate.remat != "budget") {
+    std::string fixed = options + " remat=" + candidate.remat;
+    if (atMicroBatch)
+      fixed += " micro-batch=" + std::to_string(*atMicroBatch);
+    auto [copy, step] = configuredCopy(module, stepName, fixed);
     if (!step)
       return failure();
-    plan = planMemory(step, target);
-    candidate.fits = succeeded(plan) && plan->peakBytes() <= budget;
-  } else if (candidate.remat != "budget") {
-    auto [copy, step] =
-        configuredCopy(module, stepName, options + " remat=" + candidate.remat);
-    if (!step)
-      return failure();
+    if (atMicroBatch) {
+      plan = planMemory(step, target);
+      candidate.fits = succeeded(plan) && plan->peakBytes() <= budget;
+      if (failed(plan))
+        return failure();
+      candidate.plan = std::move(*plan);
+      return success();
+    }
     MemoryPlan smallest;
     plan = fitMicroBatch(step, budget, target, wholeBatch, &smallest);
     candidate.fits = succeeded(plan);
