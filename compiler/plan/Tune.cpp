@@ -243,20 +243,35 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
     else
       refused[i] = true;
   });
+  // What a configuration keeps at every micro-batch and remat policy: its
+  // state arena (parameters, gradients and optimizer state; accumulation
+  // only adds to it) and the batch. Where that alone exceeds the budget,
+  // nothing of the configuration fits, which fitting would find out by
+  // planning down to one example.
+  std::vector<int64_t> floorBytes(all.size(), 0);
+  for (size_t i : fixed)
+    if (whole[i])
+      floorBytes[i] = whole[i]->stateArenaBytes + whole[i]->batchBytes;
   std::vector<double> bound(all.size(), 0);
   int64_t batchSize = 0;
   for (size_t i : fixed)
     if (whole[i]) {
-      bound[i] = predictStepSeconds(whole[i]->work, costs);
       batchSize = whole[i]->batchSize;
+      if (floorBytes[i] <= budgetBytes)
+        bound[i] = predictStepSeconds(whole[i]->work, costs);
     }
   for (size_t i = 0; i < all.size(); ++i) {
     if (all[i].remat != "budget")
       continue;
     for (size_t j : fixed)
-      if (whole[j] && all[j].remat == "none" && options[j] == options[i])
+      if (whole[j] && all[j].remat == "none" && options[j] == options[i]) {
         bound[i] = bound[j];
+        floorBytes[i] = floorBytes[j];
+      }
   }
+  auto stateExceedsBudget = [&](size_t i) {
+    return floorBytes[i] > budgetBytes;
+  };
   SmallVector<size_t> order;
   for (size_t i = 0; i < all.size(); ++i)
     if (!refused[i])
@@ -270,7 +285,8 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
     return bound[i] > best * (1 + kTunePruneMargin);
   };
   // One fit per thread; a thread that finishes takes the next one not
-  // pruned. A fit is priced when it finishes if its kernel costs are known;
+  // pruned. A fit that fits is priced when it finishes if its kernel costs
+  // are known (one that does not fit is not priced: never a choice);
   // one whose pricing would time a kernel waits until no thread plans (a
   // kernel timed beside the planner is timed on a busy machine), and no
   // fit starts meanwhile.
@@ -285,7 +301,7 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
                                       all[i], whole[i] ? &*whole[i] : nullptr));
     std::lock_guard<std::mutex> lock(mutex);
     planned[i] = ok;
-    if (ok)
+    if (ok && all[i].fits)
       unpriced.push_back(i);
     --running;
     ++finishedCount;
@@ -300,14 +316,13 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
       if (running && !knowsStepCosts(all[i].plan.work, costs))
         return false;
       all[i].predictedSeconds = predictStepSeconds(all[i].plan.work, costs);
-      if (all[i].fits)
-        best = std::min(best, all[i].predictedSeconds);
+      best = std::min(best, all[i].predictedSeconds);
       return true;
     });
     for (; unpriced.empty() && running < threads && next < order.size();
          ++next) {
       size_t i = order[next];
-      if (prunable(i))
+      if (prunable(i) || stateExceedsBudget(i))
         continue;
       attempted[i] = true;
       ++running;
@@ -326,6 +341,47 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
   }
   lock.unlock();
   group.reset(); // every task returned
+
+  // A configuration whose state exceeds the budget keeps its plan at the
+  // whole batch (the budget policy, which has no schedule to show, is left
+  // out). Where nothing fits, the least peak is what tune reports: those
+  // are planned at one example too, least state first, while their state is
+  // below the least peak found.
+  SmallVector<size_t> overBudget;
+  for (size_t i : order)
+    if (stateExceedsBudget(i)) {
+      attempted[i] = true;
+      planned[i] = all[i].remat != "budget";
+      if (planned[i]) {
+        all[i].plan = *whole[i];
+        overBudget.push_back(i);
+      }
+    }
+  if (best == std::numeric_limits<double>::infinity()) {
+    int64_t least = std::numeric_limits<int64_t>::max();
+    for (size_t i : order)
+      if (planned[i])
+        least = std::min(least, all[i].plan.peakBytes());
+    llvm::stable_sort(overBudget, [&](size_t a, size_t b) {
+      return floorBytes[a] < floorBytes[b];
+    });
+    for (auto next = overBudget.begin();
+         next != overBudget.end() && floorBytes[*next] < least;) {
+      SmallVector<size_t> wave; // a thread's worth
+      for (; next != overBudget.end() && floorBytes[*next] < least &&
+             wave.size() < threads;
+           ++next)
+        wave.push_back(*next);
+      parallelForEach(context, wave, [&](size_t i) {
+        TuneCandidate atOne = all[i];
+        if (succeeded(planCandidate(module, stepName, options[i], budgetBytes,
+                                    atOne, nullptr, /*atMicroBatch=*/1)))
+          all[i] = std::move(atOne);
+      });
+      for (size_t i : wave)
+        least = std::min(least, all[i].plan.peakBytes());
+    }
+  }
 
   // An uneven split (16 as 3+3+3+3+3+1) pays a whole micro-step for its
   // remainder and runs two shapes: a fit that does not divide the rank's
@@ -384,8 +440,8 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
       candidates.push_back(std::move(all[i]));
     }
   }
-  // Those that fit, fastest first; then the pruned, then those that do not
-  // fit.
+  // Those that fit, fastest first; then the pruned, fastest bound first;
+  // then those that do not fit, least peak first.
   auto rank = [](const TuneCandidate &c) {
     return c.fits ? 0 : c.pruned ? 1 : 2;
   };
@@ -393,6 +449,8 @@ mlir::gacc::planTuneCandidates(ModuleOp module, StringRef stepName,
                    [&](const TuneCandidate &a, const TuneCandidate &b) {
                      if (rank(a) != rank(b))
                        return rank(a) < rank(b);
+                     if (rank(a) == 2)
+                       return a.plan.peakBytes() < b.plan.peakBytes();
                      return a.predictedSeconds < b.predictedSeconds;
                    });
   return candidates;

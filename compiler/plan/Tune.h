@@ -55,8 +55,9 @@ struct TuneCandidate {
   std::string rematSchedule;
   int64_t rematActivationBudget = 0;
   /// The plan at the largest micro-batch that fits, or at the largest that
-  /// divides the batch (or, when none fits, at the smallest: what it would
-  /// need).
+  /// divides the batch. When none fits: at the smallest (what it would
+  /// need), or, where its state and batch alone exceed the budget, at the
+  /// whole batch unless no configuration fits.
   MemoryPlan plan;
   bool fits = false;
   /// Left out unplanned: even at the whole batch it is predicted more than
@@ -66,6 +67,7 @@ struct TuneCandidate {
   /// The cost model's seconds per step (predictStepSeconds of the plan's
   /// work): its matmuls at their shapes' measured times, its other loop
   /// nests by their bytes, recomputation and every micro-batch included.
+  /// 0 where it does not fit (never a choice, not priced).
   double predictedSeconds = 0;
 
   /// The training options that reproduce it, as a pipeline string
@@ -83,9 +85,10 @@ struct TuneCandidate {
 /// bounded more than kTunePruneMargin slower than the best fitted before
 /// it is not fitted (pruned). A fit whose micro-batch does not divide the
 /// batch comes with a second candidate, the same configuration at the
-/// largest micro-batch that does. The planner's diagnostics are not reported; a
-/// configuration it refuses is left out. `costs` is called from one thread
-/// at a time, and its matmulSeconds, for a shape it does not know
+/// largest micro-batch that does. A configuration whose state arena and
+/// batch alone exceed the budget is not fitted. The planner's diagnostics are
+/// not reported; a configuration it refuses is left out. `costs` is called from
+/// one thread at a time, and its matmulSeconds, for a shape it does not know
 /// (knowsMatmul), only while no other thread plans.
 std::vector<TuneCandidate>
 planTuneCandidates(ModuleOp module, StringRef stepName, StringRef baseOptions,

@@ -306,8 +306,10 @@ llvm::json::Object toJson(const TuneCandidate &candidate,
     object["accumulation_steps"] = candidate.plan.accumulationSteps;
     object["planned_peak_bytes"] = candidate.plan.peakBytes();
     object["fits"] = candidate.fits;
-    object["predicted_seconds"] = candidate.predictedSeconds;
-    object["predicted_samples_per_s"] = predictedRate;
+    if (candidate.fits) { // else never a choice, not priced
+      object["predicted_seconds"] = candidate.predictedSeconds;
+      object["predicted_samples_per_s"] = predictedRate;
+    }
   }
   if (!candidate.optimizer.empty())
     object["optimizer"] = candidate.optimizer;
@@ -403,7 +405,9 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   // Two passes, the second in reverse order, each candidate keeping its
   // faster one: a busy moment on a shared machine only slows a run, and
   // would otherwise decide against whichever ran during it. The second
-  // measures again those within kTuneMargin of the first pass's best.
+  // measures again the first pass's fastest two, the second if within
+  // kTuneMargin of the first: the choice is between them, and a large
+  // model's run takes seconds a step.
   std::vector<std::optional<Measurement>> measured(candidates.size());
   std::vector<size_t> order = selected;
   // The first pass's last candidate, when measured again, is the second
@@ -413,11 +417,17 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
   CandidateRun run;
   for (unsigned pass = 0; pass < 2; ++pass) {
     if (pass == 1) {
-      double fastest = 0;
-      for (size_t i : order)
-        fastest = std::max(fastest, measured[i]->samplesPerSecond);
+      if (order.size() < 2) // nothing to tell apart
+        break;
+      std::vector<size_t> fastestTwo = order;
+      llvm::stable_sort(fastestTwo, [&](size_t a, size_t b) {
+        return measured[a]->samplesPerSecond > measured[b]->samplesPerSecond;
+      });
+      fastestTwo.resize(std::min<size_t>(fastestTwo.size(), 2));
+      double fastest = measured[fastestTwo.front()]->samplesPerSecond;
       llvm::erase_if(order, [&](size_t i) {
-        return measured[i]->samplesPerSecond < fastest * (1 - kTuneMargin);
+        return !llvm::is_contained(fastestTwo, i) ||
+               measured[i]->samplesPerSecond < fastest * (1 - kTuneMargin);
       });
       if (order.size() < 2) // nothing left to tell apart
         break;
@@ -505,13 +515,15 @@ int runTune(ModuleOp module, StringRef stepName, StringRef baseOptions,
           bound.c_str(), rate.c_str());
       continue;
     }
+    std::string prediction =
+        c.fits ? llvm::formatv("{0:f1}/s", predicted).str() : "-";
     llvm::outs() << llvm::format(
-        "%-9s %-8s %-10s %6lld %5lld %12s %6s %9.1f/s %11s%s\n",
+        "%-9s %-8s %-10s %6lld %5lld %12s %6s %11s %11s%s\n",
         c.precision.c_str(), c.remat.c_str(), optimizer.c_str(),
         static_cast<long long>(c.plan.microBatchSize),
         static_cast<long long>(c.plan.accumulationSteps),
-        mib(c.plan.peakBytes()).c_str(), c.fits ? "yes" : "no", predicted,
-        rate.c_str(), i == best ? "  <- chosen" : "");
+        mib(c.plan.peakBytes()).c_str(), c.fits ? "yes" : "no",
+        prediction.c_str(), rate.c_str(), i == best ? "  <- chosen" : "");
   }
   llvm::outs() << "chosen: " << candidates[best].optionsText() << " (planned "
                << mib(candidates[best].plan.peakBytes());
