@@ -56,8 +56,9 @@ struct TuneCandidate {
   int64_t rematActivationBudget = 0;
   /// The plan at the largest micro-batch that fits, or at the largest that
   /// divides the batch. When none fits: at the smallest (what it would
-  /// need), or, where its state and batch alone exceed the budget, at the
-  /// whole batch unless no configuration fits.
+  /// need); where its state and batch alone exceed the budget, at the whole
+  /// batch (at one example when no configuration fits and its state is
+  /// below the least peak found).
   MemoryPlan plan;
   bool fits = false;
   /// Left out unplanned: even at the whole batch it is predicted more than
