@@ -9,6 +9,7 @@
 #include "compiler/target/cuda/Passes.h"
 #include "passes/Passes.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,6 +18,7 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 
@@ -80,6 +82,14 @@ void gacc::buildBufferizePipeline(OpPassManager &pm) {
   // deallocation pipeline frees what the plan leaves to the heap.
   pm.addNestedPass<func::FuncOp>(createWriteInPlace());
   pm.addNestedPass<func::FuncOp>(createPlanBuffers());
+}
+
+bool gacc::hostConvertsBf16() {
+  static const bool converts = [] {
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    return features.lookup("avx512bf16") || features.lookup("avxneconvert");
+  }();
+  return converts;
 }
 
 StringRef gacc::targetName(StepTarget kind) {
@@ -170,6 +180,14 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
     break;
   }
   pm.addPass(createConvertLinalgToLoopsPass());
+  if (target.kind != StepTarget::Cuda && !target.hostBf16Conversions) {
+    // bf16 arithmetic in f32 with a rounding after each op, as LLVM would
+    // promote it, and the conversions as integer operations.
+    pm.addPass(arith::createArithEmulateUnsupportedFloats(
+        arith::ArithEmulateUnsupportedFloatsOptions{.sourceTypeStrs = {"bf16"},
+                                                    .targetTypeStr = "f32"}));
+    pm.addPass(createExpandBf16Conversions());
+  }
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -98,6 +98,42 @@ struct Window {
     return success();
   }
 
+  /// This window without the taps at the ends of the kernel that read only
+  /// padding, for every output position; `first` gets the first tap kept
+  /// in each dimension. Their products are zeros: a 3x3 kernel over a 1x1
+  /// image reaches the image with one tap, over a 2x2 image at stride 2
+  /// with four, and in a ResNet's last stage at 32x32 inputs those zeros
+  /// were most of the convolutions' GEMM work. The window is kept whole
+  /// where dropping taps would change the output size.
+  Window reachingTaps(RankedTensorType image,
+                      SmallVector<int64_t> &first) const {
+    SmallVector<int64_t> out = outputSize(image);
+    Window trimmed = *this;
+    first.assign(2, 0);
+    for (int d = 0; d < 2; ++d) {
+      // Tap t reads row o·stride - padding + t·dilation of output o; the
+      // last output reads the highest rows, the first the lowest.
+      int64_t begin = 0, end = kernel[d];
+      while (begin < end && (out[d] - 1) * stride[d] - padding[d] +
+                                    begin * dilation[d] <
+                                0)
+        ++begin;
+      while (end > begin &&
+             (end - 1) * dilation[d] - padding[d] >= image.getDimSize(2 + d))
+        --end;
+      trimmed.kernel[d] = end - begin;
+      trimmed.padding[d] = padding[d] - begin * dilation[d];
+      first[d] = begin;
+    }
+    if (trimmed.kernel[0] < 1 || trimmed.kernel[1] < 1 ||
+        trimmed.padding[0] < 0 || trimmed.padding[1] < 0 ||
+        trimmed.outputSize(image) != out) {
+      first.assign(2, 0);
+      return *this;
+    }
+    return trimmed;
+  }
+
   /// The columns' type for `image`: N x C x (KH·KW) x (OH·OW).
   RankedTensorType columnsType(RankedTensorType image) const {
     SmallVector<int64_t> out = outputSize(image);
@@ -114,21 +150,29 @@ DenseI64ArrayAttr array(OpBuilder &b, ArrayRef<int64_t> values) {
 }
 } // namespace
 
-Value mlir::gacc::buildIm2col(OpBuilder &b, Operation *op, Value input,
-                              double paddingValue) {
-  Window w = Window::of(op);
-  return Im2colOp::create(b, op->getLoc(), w.columnsType(typeOf(input)), input,
+static Value windowColumns(OpBuilder &b, Location loc, const Window &w,
+                           Value input, double paddingValue) {
+  return Im2colOp::create(b, loc, w.columnsType(typeOf(input)), input,
                           array(b, w.kernel), array(b, w.stride),
                           array(b, w.padding), array(b, w.dilation),
                           b.getF64FloatAttr(paddingValue));
 }
 
+static Value windowImage(OpBuilder &b, Location loc, const Window &w,
+                         Value columns, RankedTensorType imageType) {
+  return Col2imOp::create(b, loc, imageType, columns, array(b, w.kernel),
+                          array(b, w.stride), array(b, w.padding),
+                          array(b, w.dilation));
+}
+
+Value mlir::gacc::buildIm2col(OpBuilder &b, Operation *op, Value input,
+                              double paddingValue) {
+  return windowColumns(b, op->getLoc(), Window::of(op), input, paddingValue);
+}
+
 Value mlir::gacc::buildCol2im(OpBuilder &b, Operation *op, Value columns,
                               RankedTensorType imageType) {
-  Window w = Window::of(op);
-  return Col2imOp::create(b, op->getLoc(), imageType, columns,
-                          array(b, w.kernel), array(b, w.stride),
-                          array(b, w.padding), array(b, w.dilation));
+  return windowImage(b, op->getLoc(), Window::of(op), columns, imageType);
 }
 
 //===----------------------------------------------------------------------===//
@@ -215,19 +259,32 @@ LogicalResult AvgPool2dOp::verify() {
 
 namespace {
 /// The shapes of a grouped convolution as matmuls: columns [N, G, K', L],
-/// weight [G, F/G, K'] with K' = C/G·KH·KW and L = OH·OW.
+/// weight [G, F/G, K'] with K' = C/G·KH·KW over the taps that reach the
+/// image (Window::reachingTaps) and L = OH·OW.
 struct ConvShapes {
+  Window window;
+  /// The first reaching tap in each dimension.
+  SmallVector<int64_t> first;
   int64_t n, c, f, g, kk, k, l;
   ConvShapes(Conv2dOp op) {
-    RankedTensorType image = op.getInput().getType(),
-                     weight = op.getWeight().getType();
+    RankedTensorType image = op.getInput().getType();
+    window = Window::of(op).reachingTaps(image, first);
     n = image.getDimSize(0);
     c = image.getDimSize(1);
-    f = weight.getDimSize(0);
+    f = op.getWeight().getType().getDimSize(0);
     g = op.getGroups();
-    kk = weight.getDimSize(2) * weight.getDimSize(3);
+    kk = window.kernel[0] * window.kernel[1];
     k = c / g * kk;
     l = op.getType().getDimSize(2) * op.getType().getDimSize(3);
+  }
+
+  /// The weight's reaching taps, [F, C/G, KH', KW'].
+  SmallVector<int64_t> reachingWeightShape() const {
+    return {f, c / g, window.kernel[0], window.kernel[1]};
+  }
+  bool dropsTaps(Conv2dOp op) const {
+    return ArrayRef<int64_t>(reachingWeightShape()) !=
+           op.getWeight().getType().getShape();
   }
 };
 } // namespace
@@ -239,19 +296,30 @@ struct ConvShapes {
 /// late stages.
 static Value columnsByGroup(OpBuilder &b, Conv2dOp op, const ConvShapes &s) {
   Location loc = op.getLoc();
-  Value columns = buildReshape(b, loc, buildIm2col(b, op, op.getInput(), 0.0),
-                               {s.n, s.g, s.k, s.l});
+  Value columns = buildReshape(
+      b, loc, windowColumns(b, loc, s.window, op.getInput(), 0.0),
+      {s.n, s.g, s.k, s.l});
   return buildReshape(b, loc, buildTranspose(b, loc, columns, {1, 2, 0, 3}),
                       {s.g, s.k, s.n * s.l});
+}
+
+/// The weight's reaching taps as [G, F/G, K'].
+static Value weightByGroup(OpBuilder &b, Conv2dOp op, const ConvShapes &s) {
+  Location loc = op.getLoc();
+  Value weight = op.getWeight();
+  if (s.dropsTaps(op))
+    weight = buildSlice(b, loc, weight, {0, 0, s.first[0], s.first[1]},
+                        s.reachingWeightShape());
+  return buildReshape(b, loc, weight, {s.g, s.f / s.g, s.k});
 }
 
 Value mlir::gacc::buildConv2dByColumns(OpBuilder &b, Conv2dOp op) {
   Location loc = op.getLoc();
   ConvShapes s(op);
-  Value weight = buildReshape(b, loc, op.getWeight(), {s.g, s.f / s.g, s.k});
+  Value weight = weightByGroup(b, op, s);
+  Value columns = columnsByGroup(b, op, s);
   // [G, F/G, N·L] back to N x F x OH x OW.
-  Value y = buildReshape(b, loc,
-                         buildMatmul(b, loc, weight, columnsByGroup(b, op, s)),
+  Value y = buildReshape(b, loc, buildMatmul(b, loc, weight, columns),
                          {s.g, s.f / s.g, s.n, s.l});
   return buildReshape(b, loc, buildTranspose(b, loc, y, {2, 0, 1, 3}),
                       op.getType().getShape());
@@ -267,21 +335,28 @@ LogicalResult Conv2dOp::buildVJP(OpBuilder &b, Value dy,
                      buildReshape(b, loc, dy, {s.n, s.g, s.f / s.g, s.l}),
                      {1, 2, 0, 3}),
       {s.g, s.f / s.g, s.n * s.l});
-  Value weight = buildReshape(b, loc, getWeight(), {s.g, s.f / s.g, s.k});
   // dx: the columns' gradient Wᵀ·dy [G, K', N·L], as N x C x KH·KW x L and
   // summed back into the image.
-  Value dcolumns =
-      buildMatmul(b, loc, weight, dyByGroup, /*transposeLhs=*/true);
+  Value dcolumns = buildMatmul(b, loc, weightByGroup(b, *this, s), dyByGroup,
+                               /*transposeLhs=*/true);
   dcolumns = buildReshape(b, loc, dcolumns, {s.g, s.c / s.g, s.kk, s.n, s.l});
   dcolumns =
       buildReshape(b, loc, buildTranspose(b, loc, dcolumns, {3, 0, 1, 2, 4}),
                    {s.n, s.c, s.kk, s.l});
-  grads.push_back(buildCol2im(b, *this, dcolumns, getInput().getType()));
-  // dW: dy·columnsᵀ, contracting the examples and positions together.
+  grads.push_back(
+      windowImage(b, loc, s.window, dcolumns, getInput().getType()));
+  // dW: dy·columnsᵀ, contracting the examples and positions together; the
+  // taps that read only padding get zeros.
   Value dweight = buildMatmul(b, loc, dyByGroup, columnsByGroup(b, *this, s),
                               /*transposeLhs=*/false, /*transposeRhs=*/true);
-  grads.push_back(
-      buildReshape(b, loc, dweight, getWeight().getType().getShape()));
+  dweight = buildReshape(b, loc, dweight, s.reachingWeightShape());
+  if (s.dropsTaps(*this)) {
+    ArrayRef<int64_t> full = getWeight().getType().getShape();
+    dweight = buildPad(b, loc, dweight, {0, 0, s.first[0], s.first[1]},
+                       {0, 0, full[2] - s.first[0] - s.window.kernel[0],
+                        full[3] - s.first[1] - s.window.kernel[1]});
+  }
+  grads.push_back(dweight);
   return success();
 }
 

@@ -93,6 +93,33 @@ func.func @conv2d(%x: tensor<2x4x8x8xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<2x
   return %y : tensor<2x6x8x8xf32>
 }
 
+// Taps that read only padding for every output position are left out: over
+// one pixel, only the 3x3 kernel's centre reaches the image, a 1x1 window
+// without padding on the weight's slice.
+// CHECK-LABEL: func.func @conv2d_one_pixel
+// CHECK: %[[TAP:.*]] = gacc.slice %{{.*}} offsets = [0, 0, 1, 1] sizes = [8, 16, 1, 1] : tensor<8x16x3x3xf32> -> tensor<8x16x1x1xf32>
+// CHECK: %[[W:.*]] = gacc.reshape %[[TAP]] : tensor<8x16x1x1xf32> -> tensor<1x8x16xf32>
+// CHECK: gacc.im2col %{{.*}} kernel = [1, 1] stride = [1, 1] padding = [0, 0] dilation = [1, 1] : tensor<4x16x1x1xf32> -> tensor<4x16x1x1xf32>
+// CHECK: gacc.matmul %[[W]], %{{.*}} : tensor<1x8x16xf32>, tensor<1x16x4xf32> -> tensor<1x8x4xf32>
+func.func @conv2d_one_pixel(%x: tensor<4x16x1x1xf32>, %w: tensor<8x16x3x3xf32>) -> tensor<4x8x1x1xf32> {
+  %y = gacc.conv2d %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<4x16x1x1xf32>, tensor<8x16x3x3xf32> -> tensor<4x8x1x1xf32>
+  return %y : tensor<4x8x1x1xf32>
+}
+
+// At stride 2 over 2x2, the first row and column of taps read only padding;
+// where trimming would change the output size (4x4 here, every tap reaching
+// some output), the window stays whole.
+// CHECK-LABEL: func.func @conv2d_reaching_taps
+// CHECK: gacc.slice %{{.*}} offsets = [0, 0, 1, 1] sizes = [8, 16, 2, 2] : tensor<8x16x3x3xf32> -> tensor<8x16x2x2xf32>
+// CHECK: gacc.im2col %{{.*}} kernel = [2, 2] stride = [2, 2] padding = [0, 0]
+// CHECK-NOT: gacc.slice
+// CHECK: gacc.im2col %{{.*}} kernel = [3, 3] stride = [1, 1] padding = [1, 1]
+func.func @conv2d_reaching_taps(%x: tensor<4x16x2x2xf32>, %w: tensor<8x16x3x3xf32>, %z: tensor<4x16x4x4xf32>) -> (tensor<4x8x1x1xf32>, tensor<4x8x4x4xf32>) {
+  %y = gacc.conv2d %x, %w stride = [2, 2] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<4x16x2x2xf32>, tensor<8x16x3x3xf32> -> tensor<4x8x1x1xf32>
+  %v = gacc.conv2d %z, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1 : tensor<4x16x4x4xf32>, tensor<8x16x3x3xf32> -> tensor<4x8x4x4xf32>
+  return %y, %v : tensor<4x8x1x1xf32>, tensor<4x8x4x4xf32>
+}
+
 // Max pooling: the maximum over the window axis of -inf-padded columns.
 // CHECK-LABEL: func.func @max_pool2d
 // CHECK: %[[COLS:.*]] = gacc.im2col %{{.*}} {padding_value = 0xFFF0000000000000 : f64} : tensor<2x4x8x8xf32> -> tensor<2x4x9x16xf32>

@@ -350,6 +350,35 @@ std::vector<GradCase> cases() {
          "dilation = [2, 1] groups = 1 : tensor<1x2x6x6xf64>, "
          "tensor<3x2x2x3xf64> -> tensor<1x3x6x2xf64>\n",
          "tensor<1x3x6x2xf64>", 1);
+  // Taps that read only padding are left out of the expansion: a 3x3
+  // kernel over one pixel, over 2x2 at stride 2, and dilated rows.
+  window("conv2d_one_pixel",
+         param("x", "tensor<2x4x1x1xf64>", 1) +
+             param("w", "tensor<3x4x3x3xf64>", 2),
+         "  %x = gacc.load @x : tensor<2x4x1x1xf64>\n"
+         "  %w = gacc.load @w : tensor<3x4x3x3xf64>\n"
+         "  %y = gacc.conv2d %x, %w stride = [1, 1] padding = [1, 1] "
+         "dilation = [1, 1] groups = 1 : tensor<2x4x1x1xf64>, "
+         "tensor<3x4x3x3xf64> -> tensor<2x3x1x1xf64>\n",
+         "tensor<2x3x1x1xf64>", 2);
+  window("conv2d_reaching_taps_strided",
+         param("x", "tensor<2x3x2x2xf64>", 1) +
+             param("w", "tensor<4x3x3x3xf64>", 2),
+         "  %x = gacc.load @x : tensor<2x3x2x2xf64>\n"
+         "  %w = gacc.load @w : tensor<4x3x3x3xf64>\n"
+         "  %y = gacc.conv2d %x, %w stride = [2, 2] padding = [1, 1] "
+         "dilation = [1, 1] groups = 1 : tensor<2x3x2x2xf64>, "
+         "tensor<4x3x3x3xf64> -> tensor<2x4x1x1xf64>\n",
+         "tensor<2x4x1x1xf64>", 2);
+  window("conv2d_reaching_taps_dilated",
+         param("x", "tensor<1x2x2x3xf64>", 1) +
+             param("w", "tensor<2x2x3x3xf64>", 2),
+         "  %x = gacc.load @x : tensor<1x2x2x3xf64>\n"
+         "  %w = gacc.load @w : tensor<2x2x3x3xf64>\n"
+         "  %y = gacc.conv2d %x, %w stride = [1, 1] padding = [2, 2] "
+         "dilation = [2, 2] groups = 1 : tensor<1x2x2x3xf64>, "
+         "tensor<2x2x3x3xf64> -> tensor<1x2x2x3xf64>\n",
+         "tensor<1x2x2x3xf64>", 1);
   window("max_pool2d", param("x", "tensor<2x3x5x5xf64>", 1),
          "  %x = gacc.load @x : tensor<2x3x5x5xf64>\n"
          "  %y = gacc.max_pool2d %x kernel = [3, 3] stride = [2, 2] "

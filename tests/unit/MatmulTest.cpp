@@ -143,6 +143,50 @@ TEST(Matmul, OverwriteOrAccumulate) {
   }
 }
 
+/// f32 C = op(A) · op(B) into a contiguous C, with A's elements `aInner`
+/// apart along its rows (a convolution weight's tap: [F, C] of
+/// [F, C, 3, 3], 9 apart) and B column-major (its rows 1 apart): the
+/// kernel hands both to BLAS, A packed and B as its transpose.
+static void checkStridedOperands(int64_t m, int64_t n, int64_t k, bool ta, bool tb,
+                          int64_t aInner) {
+  std::mt19937 rng(static_cast<unsigned>(m + 3 * n + 5 * k + ta + 2 * tb));
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  int64_t aRows = ta ? k : m, aCols = ta ? m : k;
+  int64_t bRows = tb ? n : k, bCols = tb ? k : n;
+  std::vector<float> a(static_cast<size_t>(aRows * aCols * aInner)),
+      b(static_cast<size_t>(bRows * bCols)), c(static_cast<size_t>(m * n), NAN);
+  for (float &x : a)
+    x = uniform(rng);
+  for (float &x : b)
+    x = uniform(rng);
+  auto aAt = [&](int64_t i, int64_t j) { return a[(i * aCols + j) * aInner]; };
+  auto bAt = [&](int64_t i, int64_t j) { return b[j * bRows + i]; };
+  Memref ma(a.data(), {1, aRows, aCols}, {0, aCols * aInner, aInner});
+  Memref mb(b.data(), {bRows, bCols}, {1, bRows});
+  Memref mc(c.data(), {1, m, n});
+  gacc_cpu_matmul_f32(ma.rank(), ma.descriptor(), mb.rank(), mb.descriptor(),
+                      mc.rank(), mc.descriptor(), ta, tb, /*accumulate=*/0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double expected = 0;
+      for (int64_t p = 0; p < k; ++p)
+        expected += double(ta ? aAt(p, i) : aAt(i, p)) *
+                    double(tb ? bAt(j, p) : bAt(p, j));
+      ASSERT_NEAR(c[i * n + j], expected, 1e-4)
+          << "(" << i << ", " << j << ") ta=" << ta << " tb=" << tb;
+    }
+}
+
+TEST(Matmul, StridedOperandsGoToBlas) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      checkStridedOperands(300, 40, 70, ta, tb, 9);
+      // Edges: one row of op(A), one column of op(B) and k = 1.
+      checkStridedOperands(1, 40, 70, ta, tb, 9);
+      checkStridedOperands(300, 1, 1, ta, tb, 9);
+    }
+}
+
 TEST(Matmul16, HalfAndBFloatAccumulateInF32) {
   for (DType dtype : {DType::F16, DType::BF16})
     for (bool ta : {false, true})

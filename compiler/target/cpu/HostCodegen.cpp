@@ -139,10 +139,41 @@ unsigned partition(Module &module, unsigned threads,
 }
 } // namespace
 
+/// Defines `__truncsfbf2` (f32 to bf16, round to nearest even, a NaN kept
+/// a quiet NaN), hidden in the step's code. Without AVX512-BF16, LLVM's
+/// backend calls it wherever it must round a bf16 value it promoted to f32
+/// (a bf16 scalar argument of an outlined loop nest), and Debian 12's
+/// libgcc (GCC 12) does not have it. The step's own conversions are
+/// integer operations by then (gacc-cpu-expand-bf16-conversions).
+static void defineBf16Rounding(Module &module) {
+  constexpr StringLiteral name = "__truncsfbf2";
+  if (Function *existing = module.getFunction(name))
+    if (!existing->isDeclaration())
+      return;
+  LLVMContext &context = module.getContext();
+  FunctionCallee callee = module.getOrInsertFunction(
+      name, FunctionType::get(Type::getBFloatTy(context),
+                              {Type::getFloatTy(context)}, false));
+  auto *function = cast<Function>(callee.getCallee());
+  function->setLinkage(GlobalValue::ExternalLinkage);
+  function->setVisibility(GlobalValue::HiddenVisibility);
+  IRBuilder<> b(BasicBlock::Create(context, "entry", function));
+  Value *x = function->getArg(0);
+  Value *bits = b.CreateBitCast(x, b.getInt32Ty());
+  Value *lowestKept = b.CreateAnd(b.CreateLShr(bits, 16), 1);
+  Value *rounded = b.CreateLShr(
+      b.CreateAdd(bits, b.CreateAdd(lowestKept, b.getInt32(0x7fff))), 16);
+  Value *quietNaN = b.CreateOr(b.CreateLShr(bits, 16), 0x40);
+  Value *half = b.CreateSelect(b.CreateFCmpUNO(x, x), quietNaN, rounded);
+  b.CreateRet(
+      b.CreateBitCast(b.CreateTrunc(half, b.getInt16Ty()), b.getBFloatTy()));
+}
+
 Expected<std::vector<std::string>>
 mlir::gacc::compileForHost(Module &module, unsigned threads) {
   if (threads == 0)
     threads = std::max(1u, std::thread::hardware_concurrency());
+  defineBf16Rounding(module);
   // Each definition goes to one part and is declared in the others, so
   // what was local to the module becomes hidden in the shared object.
   for (GlobalValue &value : module.global_values()) {

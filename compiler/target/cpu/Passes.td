@@ -100,6 +100,29 @@ def AttentionToCall : GaccPass<"gacc-cpu-attention-to-call", "ModuleOp"> {
   ];
 }
 
+def ExpandBf16Conversions : GaccPass<"gacc-cpu-expand-bf16-conversions"> {
+  let consumes = "`arith.truncf` and `arith.extf` between f32 and bf16";
+  let produces = "the same conversions as integer arithmetic";
+  let summary = "Convert between f32 and bf16 with integer operations";
+  let description = [{
+    A CPU without AVX512-BF16 has no instruction that rounds f32 to bf16:
+    LLVM then calls `__truncsfbf2`, which Debian 12's libgcc (GCC 12) does
+    not have, so the step's code could not load, and a call per element
+    keeps the loop around it scalar. This pass writes the conversions as
+    MLIR's integer expansions (round to nearest even on the bits, NaN kept
+    a NaN; widening is a shift), which vectorize. The CPU pipelines run it
+    where the host has no such instruction (`CodegenTarget`); with one,
+    LLVM emits `vcvtneps2bf16`, with the same results.
+
+    ```mlir
+    %h = arith.truncf %x : f32 to bf16
+    // becomes: bitcast to i32, add 0x7fff plus the lowest kept bit, shift
+    // right by 16, NaN selected apart, truncate to i16, bitcast to bf16
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def ApproximateMath : GaccPass<"gacc-cpu-approximate-math"> {
   let consumes = "f32 `math` ops (exp, expm1, log, log1p, log2, tanh, erf, erfc, atan, atan2, cbrt)";
   let produces = "their polynomial approximations in `arith` and `math.fma`";
