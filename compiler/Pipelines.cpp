@@ -18,7 +18,6 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 
@@ -84,14 +83,6 @@ void gacc::buildBufferizePipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createPlanBuffers());
 }
 
-bool gacc::hostConvertsBf16() {
-  static const bool converts = [] {
-    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-    return features.lookup("avx512bf16") || features.lookup("avxneconvert");
-  }();
-  return converts;
-}
-
 StringRef gacc::targetName(StepTarget kind) {
   switch (kind) {
   case StepTarget::Cpu:
@@ -145,7 +136,8 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
     pm.addPass(createAttentionToCall());
     pm.addNestedPass<func::FuncOp>(createCopiesToLinalg());
     pm.addNestedPass<func::FuncOp>(createSplitReductions(SplitReductionsOptions{
-        .maxOutputs = 64, .parallelism = 64, .partialBytes = 64}));
+        .maxOutputs = 64, .parallelism = 64, .partialBytes = 64,
+        .laneBytes = 64}));
     pm.addPass(createOutlineLoopNests());
     // Chunks of the nests for the runtime's threads
     // (gacc-cpu-dispatch-parallel-calls, after the conversion to LLVM).
@@ -180,9 +172,10 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
     break;
   }
   pm.addPass(createConvertLinalgToLoopsPass());
-  if (target.kind != StepTarget::Cuda && !target.hostBf16Conversions) {
-    // bf16 arithmetic in f32 with a rounding after each op, as LLVM would
-    // promote it, and the conversions as integer operations.
+  if (target.kind != StepTarget::Cuda) {
+    // bf16 arithmetic in f32 with a rounding after each op, as LLVM's x86
+    // backend promotes it, and the conversions as integer operations: the
+    // same results on every CPU, with or without AVX512-BF16.
     pm.addPass(arith::createArithEmulateUnsupportedFloats(
         arith::ArithEmulateUnsupportedFloatsOptions{.sourceTypeStrs = {"bf16"},
                                                     .targetTypeStr = "f32"}));

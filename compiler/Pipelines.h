@@ -189,14 +189,8 @@ enum class StepTarget {
   Cuda,
 };
 
-/// Whether this machine's CPU rounds f32 to bf16 in hardware (AVX512-BF16).
-bool hostConvertsBf16();
-
 struct CodegenTarget {
   StepTarget kind = StepTarget::Cpu;
-  /// Cpu and CudaEmulated: whether the host rounds f32 to bf16 in hardware;
-  /// otherwise gacc-cpu-expand-bf16-conversions writes the conversions.
-  bool hostBf16Conversions = hostConvertsBf16();
   /// Cuda: the chip the PTX is for and CUDA's libdevice (findCudaFile).
   std::string chip = "sm_80";
   std::string libdevice;

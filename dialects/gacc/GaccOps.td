@@ -748,7 +748,11 @@ def Gacc_Conv2dOp : Gacc_WindowOp<"conv2d",
     `N x F x OH x OW`; no bias (add one with `gacc.add`). `gacc-decompose`
     turns it into `gacc.im2col` and a matmul of the flattened weight with
     the columns (batched over groups); its gradients are a matmul for the
-    weight and `gacc.col2im` of `Wᵀ·dy` for the input.
+    weight and `gacc.col2im` of `Wᵀ·dy` for the input. Taps at the ends of
+    the kernel that read only padding for every output position (a 3x3
+    kernel over a 1x1 image has one that reaches it) are left out of both:
+    the weight's slice of the others (`gacc.slice`), the window and its
+    padding shrunk, and zeros (`gacc.pad`) for their gradient.
 
     ```mlir
     %y = gacc.conv2d %x, %w stride = [1, 1] padding = [1, 1] dilation = [1, 1] groups = 1

@@ -118,9 +118,25 @@ def SplitReductions : GaccPass<"gacc-split-reductions"> {
     columns and write consecutive partial sums; a block per column then
     adds the partial sums (GPT-2-small: 256 of them).
 
+    With `lane-bytes=B` (the CPU's 64, an AVX-512 register), a sum whose
+    innermost loops are reductions that every input reading them indexes as
+    its last, contiguous dimensions (a parameter's sum of squares, a
+    partial sum's chunk, batch norm's statistics over H x W) and whose R
+    elements are at least two multiples of the lanes (B over the output's
+    element size) is summed in lanes: those loops become R / lanes rows of
+    `lanes` columns (the inputs collapsed and expanded, views), the columns
+    a parallel innermost loop that accumulates into a buffer of one sum per
+    lane and output, which LLVM vectorizes; a last generic adds each
+    output's lanes in order to what the output held. Summed into one
+    accumulator, each addition waited for the one before (about 4 cycles
+    an element): resnet18's gradient norm took 10% of its step that way.
+    Not for sums whose body reads those loops' indices, nor where the
+    lanes' buffer would exceed 64 KB.
+
     The partial sums of each function are views of one buffer made at its
     start, as large as the largest (each is used from its fill to its
-    total, and the sums run one after another), outside the memory plan.
+    total, and the sums run one after another), outside the memory plan;
+    so are the lanes' buffers, in another.
 
     ```mlir
     linalg.generic {iterator_types = ["reduction", "reduction"]}
@@ -150,6 +166,9 @@ def SplitReductions : GaccPass<"gacc-split-reductions"> {
            "times partial sums each)">,
     Option<"partialBytes", "partial-bytes", "int64_t", "0",
            "Bytes from one partial sum to the next (0: adjacent)">,
+    Option<"laneBytes", "lane-bytes", "int64_t", "0",
+           "Sum innermost contiguous reductions in lanes of this many bytes "
+           "of the output's type, a vector register's (0: no)">,
     Option<"columnRows", "column-rows", "int64_t", "0",
            "Split sums down columns, whatever their outputs, into partial "
            "sums of about this many rows laid out before the outputs (0: "
@@ -157,6 +176,7 @@ def SplitReductions : GaccPass<"gacc-split-reductions"> {
   ];
   let statistics = [
     Statistic<"numSplit", "num-split", "Sums split into partial sums">,
+    Statistic<"numInLanes", "num-in-lanes", "Sums summed in vector lanes">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];

@@ -111,8 +111,9 @@ def ExpandBf16Conversions : GaccPass<"gacc-cpu-expand-bf16-conversions"> {
     keeps the loop around it scalar. This pass writes the conversions as
     MLIR's integer expansions (round to nearest even on the bits, NaN kept
     a NaN; widening is a shift), which vectorize. The CPU pipelines run it
-    where the host has no such instruction (`CodegenTarget`); with one,
-    LLVM emits `vcvtneps2bf16`, with the same results.
+    on every CPU, after `arith-emulate-unsupported-floats` has put bf16
+    arithmetic in f32, so the code and its results do not depend on
+    whether the CPU has `vcvtneps2bf16` (the same rounding).
 
     ```mlir
     %h = arith.truncf %x : f32 to bf16
