@@ -209,18 +209,22 @@ func.func @dropout(%x: tensor<2x3xf32>, %step: tensor<i64>) -> tensor<2x3xf32> {
 
 // -----
 
-// im2col gathers each column element from the image, the padding value
-// outside it, over loops [N, C, KH, KW, OH, OW] (no index divides) collapsed
-// to the columns' shape; col2im sums, per pixel, the column elements that
-// read it (a gather over the unrolled window, no scatter).
+// im2col pads the image once with the padding value (a fill and the image
+// inserted), then reads each column element from the padded image, with no
+// bounds to check, over loops [N, C, KH, KW, OH, OW] (no index divides)
+// collapsed to the columns' shape; col2im sums, per pixel, the column
+// elements that read it (a gather over the unrolled window, no scatter).
 // CHECK-LABEL: func.func @im2col
+// CHECK: %[[FILLED:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x2x6x6xf32>)
+// CHECK: %[[PADDED:.*]] = tensor.insert_slice %arg0 into %[[FILLED]][0, 0, 1, 1] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x4x4xf32> into tensor<1x2x6x6xf32>
 // CHECK: %[[LOOPS:.*]] = linalg.generic
 // CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]
 // CHECK-SAME: outs(%{{.*}} : tensor<1x2x2x2x3x3xf32>)
 // CHECK-NOT: arith.divui
 // CHECK-NOT: arith.remui
-// CHECK: tensor.extract %{{.*}} : tensor<1x2x4x4xf32>
-// CHECK: arith.select
+// CHECK-NOT: arith.select
+// CHECK: tensor.extract %[[PADDED]]
+// CHECK-NOT: arith.select
 // CHECK: tensor.collapse_shape %[[LOOPS]] {{\[\[}}0], [1], [2, 3], [4, 5]] : tensor<1x2x2x2x3x3xf32> into tensor<1x2x4x9xf32>
 func.func @im2col(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x9xf32> {
   %y = gacc.im2col %x kernel = [2, 2] stride = [2, 2] padding = [1, 1] dilation = [1, 1] : tensor<1x2x4x4xf32> -> tensor<1x2x4x9xf32>

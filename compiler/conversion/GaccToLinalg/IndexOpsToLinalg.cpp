@@ -220,19 +220,6 @@ struct LowerDropout : OpRewritePattern<DropoutOp> {
   }
 };
 
-/// The window geometry of gacc.im2col and gacc.col2im, as index arithmetic.
-struct WindowIndexing {
-  ArrayRef<int64_t> kernel, stride, padding, dilation;
-  int64_t height, width;    // of the image
-  int64_t outWidth;         // OW
-  template <typename OpT>
-  WindowIndexing(OpT op, RankedTensorType image, int64_t outWidth)
-      : kernel(op.getKernel()), stride(op.getStride()),
-        padding(op.getPadding()), dilation(op.getDilation()),
-        height(image.getDimSize(2)), width(image.getDimSize(3)),
-        outWidth(outWidth) {}
-};
-
 Value constIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
@@ -255,53 +242,64 @@ Value inRange(OpBuilder &b, Location loc, Value v, int64_t size) {
 
 /// Element [n, c, kh·KW + kw, oh·OW + ow] reads the image at
 /// (oh·s + kh·d - p, ow·s + kw·d - p), or is the padding value outside it.
-/// The loops run over [N, C, KH, KW, OH, OW] (collapsed to the op's shape
-/// after), so that no element divides its index, and the innermost loop
-/// reads a row of the image.
+/// The image is padded first (one pass over it; the columns repeat it
+/// KH·KW times), so that every element is a read without bounds: the
+/// innermost loop copies a row of the image, which vectorizes, where a read
+/// at a clamped index and a select of the padding kept it scalar. The loops
+/// run over [N, C, KH, KW, OH, OW] (collapsed to the op's shape after), so
+/// that no element divides its index.
 struct LowerIm2col : OpRewritePattern<Im2colOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(Im2colOp op,
                                 PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     RankedTensorType image = op.getInput().getType();
-    ArrayRef<int64_t> kernel = op.getKernel();
-    int64_t outHeight =
-        windowOutputSize(image.getDimSize(2), kernel[0], op.getStride()[0],
-                         op.getPadding()[0], op.getDilation()[0]);
-    int64_t outWidth =
-        windowOutputSize(image.getDimSize(3), kernel[1], op.getStride()[1],
-                         op.getPadding()[1], op.getDilation()[1]);
-    WindowIndexing w(op, image, outWidth);
+    ArrayRef<int64_t> kernel = op.getKernel(), stride = op.getStride(),
+                      padding = op.getPadding(), dilation = op.getDilation();
+    int64_t outHeight = windowOutputSize(image.getDimSize(2), kernel[0],
+                                         stride[0], padding[0], dilation[0]);
+    int64_t outWidth = windowOutputSize(image.getDimSize(3), kernel[1],
+                                        stride[1], padding[1], dilation[1]);
     Type element = image.getElementType();
-    double padValue = op.getPaddingValue().convertToDouble();
-    auto loops =
-        RankedTensorType::get({image.getDimSize(0), image.getDimSize(1),
-                               kernel[0], kernel[1], outHeight, outWidth},
-                              element);
+    Value padded = op.getInput();
+    if (padding[0] || padding[1]) {
+      auto paddedType = RankedTensorType::get(
+          {image.getDimSize(0), image.getDimSize(1),
+           image.getDimSize(2) + 2 * padding[0],
+           image.getDimSize(3) + 2 * padding[1]},
+          element);
+      Value filled = filledTensor(
+          rewriter, loc, paddedType,
+          rewriter.getFloatAttr(element,
+                                op.getPaddingValue().convertToDouble()));
+      padded = tensor::InsertSliceOp::create(
+          rewriter, loc, op.getInput(), filled, ValueRange{}, ValueRange{},
+          ValueRange{}, ArrayRef<int64_t>{0, 0, padding[0], padding[1]},
+          image.getShape(), ArrayRef<int64_t>{1, 1, 1, 1});
+    }
+    auto loops = RankedTensorType::get({image.getDimSize(0),
+                                        image.getDimSize(1), kernel[0],
+                                        kernel[1], outHeight, outWidth},
+                                       element);
+    // A read in the body, not an input's indexing map: the loops stay
+    // projected permutations, so the transposes and reshapes that feed the
+    // columns to their GEMM still fold into this loop.
     Value columns = buildIndexed(
-        rewriter, op.getLoc(), loops, Value(),
-        [&](OpBuilder &b, Location loc, ArrayRef<Value> idx, Value) {
-          auto at = [&](Value out, Value k, int d) -> Value {
-            // out·stride + k·dilation - padding
-            Value s = arith::MulIOp::create(b, loc, out,
-                                            constIndex(b, loc, w.stride[d]));
-            Value t = arith::MulIOp::create(b, loc, k,
-                                            constIndex(b, loc, w.dilation[d]));
-            return arith::SubIOp::create(b, loc,
-                                         arith::AddIOp::create(b, loc, s, t),
-                                         constIndex(b, loc, w.padding[d]));
+        rewriter, loc, loops, Value(),
+        [&](OpBuilder &b, Location at, ArrayRef<Value> idx, Value) {
+          // out·stride + k·dilation in the padded image.
+          auto position = [&](Value out, Value k, int d) -> Value {
+            return arith::AddIOp::create(
+                b, at,
+                arith::MulIOp::create(b, at, out,
+                                      constIndex(b, at, stride[d])),
+                arith::MulIOp::create(b, at, k,
+                                      constIndex(b, at, dilation[d])));
           };
-          Value h = at(idx[4], idx[2], 0);
-          Value x = at(idx[5], idx[3], 1);
-          Value inside =
-              arith::AndIOp::create(b, loc, inRange(b, loc, h, w.height),
-                                    inRange(b, loc, x, w.width));
-          Value value = tensor::ExtractOp::create(
-              b, loc, op.getInput(),
-              ValueRange{idx[0], idx[1], clampIndex(b, loc, h, w.height),
-                         clampIndex(b, loc, x, w.width)});
-          Value pad = arith::ConstantOp::create(
-              b, loc, b.getFloatAttr(element, padValue));
-          return arith::SelectOp::create(b, loc, inside, value, pad)
+          return tensor::ExtractOp::create(
+                     b, at, padded,
+                     ValueRange{idx[0], idx[1], position(idx[4], idx[2], 0),
+                                position(idx[5], idx[3], 1)})
               .getResult();
         });
     rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
