@@ -104,31 +104,33 @@ struct SplitReductionsPass
   using SplitReductionsBase::SplitReductionsBase;
 
   void runOnOperation() override {
-    SmallVector<linalg::GenericOp> sums;
-    getOperation()->walk([&](linalg::GenericOp generic) {
-      if (isSplittableSum(generic))
-        sums.push_back(generic);
-    });
-    SmallVector<memref::AllocaOp> partials;
-    for (linalg::GenericOp sum : sums)
-      if (memref::AllocaOp partial = split(sum))
-        partials.push_back(partial);
-    shareScratch(partials);
-    if (laneBytes == 0)
-      return;
+    shareScratch(rewriteSums(/*padded=*/false, [&](linalg::GenericOp sum) {
+      return split(sum);
+    }));
     // The partial sums' loops included. (The lanes' buffers share one
     // buffer apart from the partial sums': a sum's lanes are live while its
     // partial sums are.)
-    sums.clear();
+    if (laneBytes > 0)
+      shareScratch(rewriteSums(/*padded=*/true, [&](linalg::GenericOp sum) {
+        return sumInLanes(sum);
+      }));
+  }
+
+  /// Applies `rewrite` to every sum (isSplittableSum) of the operation;
+  /// returns the buffers it made.
+  SmallVector<memref::AllocaOp>
+  rewriteSums(bool padded,
+              function_ref<memref::AllocaOp(linalg::GenericOp)> rewrite) {
+    SmallVector<linalg::GenericOp> sums;
     getOperation()->walk([&](linalg::GenericOp generic) {
-      if (isSplittableSum(generic, /*padded=*/true))
+      if (isSplittableSum(generic, padded))
         sums.push_back(generic);
     });
-    SmallVector<memref::AllocaOp> laneBuffers;
+    SmallVector<memref::AllocaOp> buffers;
     for (linalg::GenericOp sum : sums)
-      if (memref::AllocaOp buffer = sumInLanes(sum))
-        laneBuffers.push_back(buffer);
-    shareScratch(laneBuffers);
+      if (memref::AllocaOp buffer = rewrite(sum))
+        buffers.push_back(buffer);
+    return buffers;
   }
 
   /// Makes the partial sums of each function views of one buffer, as large
