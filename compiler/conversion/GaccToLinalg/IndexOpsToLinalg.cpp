@@ -268,14 +268,10 @@ struct LowerIm2col : OpRewritePattern<Im2colOp> {
            image.getDimSize(2) + 2 * padding[0],
            image.getDimSize(3) + 2 * padding[1]},
           element);
-      Value filled = filledTensor(
-          rewriter, loc, paddedType,
+      padded = paddedTensor(
+          rewriter, loc, padded, paddedType, {0, 0, padding[0], padding[1]},
           rewriter.getFloatAttr(element,
                                 op.getPaddingValue().convertToDouble()));
-      padded = tensor::InsertSliceOp::create(
-          rewriter, loc, op.getInput(), filled, ValueRange{}, ValueRange{},
-          ValueRange{}, ArrayRef<int64_t>{0, 0, padding[0], padding[1]},
-          image.getShape(), ArrayRef<int64_t>{1, 1, 1, 1});
     }
     auto loops = RankedTensorType::get({image.getDimSize(0),
                                         image.getDimSize(1), kernel[0],

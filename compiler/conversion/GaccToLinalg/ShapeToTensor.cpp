@@ -134,13 +134,10 @@ struct LowerPad : OpRewritePattern<PadOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(PadOp op,
                                 PatternRewriter &rewriter) const override {
-    Value zeros = filledTensor(rewriter, op.getLoc(), op.getType(),
-                               rewriter.getZeroAttr(op.getType().getElementType()));
-    ArrayRef<int64_t> sizes = op.getInput().getType().getShape();
-    SmallVector<int64_t> strides(sizes.size(), 1);
-    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
-        op, op.getInput(), zeros, ValueRange{}, ValueRange{}, ValueRange{},
-        op.getLow(), sizes, strides);
+    rewriter.replaceOp(
+        op, paddedTensor(rewriter, op.getLoc(), op.getInput(), op.getType(),
+                         op.getLow(),
+                         rewriter.getZeroAttr(op.getType().getElementType())));
     return success();
   }
 };

@@ -32,6 +32,17 @@ Value gacc::filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
+Value gacc::paddedTensor(OpBuilder &b, Location loc, Value input,
+                         RankedTensorType type, ArrayRef<int64_t> offsets,
+                         TypedAttr value) {
+  ArrayRef<int64_t> sizes = cast<RankedTensorType>(input.getType()).getShape();
+  SmallVector<int64_t> strides(sizes.size(), 1);
+  return tensor::InsertSliceOp::create(b, loc, input,
+                                       filledTensor(b, loc, type, value),
+                                       ValueRange{}, ValueRange{}, ValueRange{},
+                                       offsets, sizes, strides);
+}
+
 Value gacc::buildElementwise(
     OpBuilder &b, Location loc, RankedTensorType type, ValueRange inputs,
     function_ref<Value(OpBuilder &, Location, ValueRange)> body) {

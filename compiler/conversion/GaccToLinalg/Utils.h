@@ -21,6 +21,12 @@ Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type);
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
                    TypedAttr value);
 
+/// `input` inside a tensor of `type` filled with `value`, starting at
+/// `offsets` (padding: a fill, then the input inserted).
+Value paddedTensor(OpBuilder &b, Location loc, Value input,
+                   RankedTensorType type, ArrayRef<int64_t> offsets,
+                   TypedAttr value);
+
 /// `value` converted to `element`: extf when widening, truncf (round to
 /// nearest even) when narrowing, through f32 between f16 and bf16.
 Value convertFloat(OpBuilder &b, Location loc, Value value, Type element);

@@ -99,6 +99,34 @@ int64_t largestDivisor(int64_t range, int64_t limit) {
   return 1;
 }
 
+/// A zeroed buffer of `type` for the partial sums of `sum`: allocated on
+/// the stack of its function (outside the memory plan; shareScratch then
+/// gives all of a kind one buffer), not of each iteration of a loop around
+/// the sum (the micro-batches), and cleared just before it.
+memref::AllocaOp zeroedScratch(OpBuilder &b, linalg::GenericOp sum,
+                               MemRefType type, int64_t alignment) {
+  auto func = sum->getParentOfType<FunctionOpInterface>();
+  OpBuilder atStart = OpBuilder::atBlockBegin(&func.getFunctionBody().front());
+  auto scratch = memref::AllocaOp::create(atStart, sum.getLoc(), type,
+                                          atStart.getI64IntegerAttr(alignment));
+  Value zero = arith::ConstantOp::create(
+      b, sum.getLoc(), b.getZeroAttr(type.getElementType()));
+  linalg::FillOp::create(b, sum.getLoc(), zero, scratch.getResult());
+  return scratch;
+}
+
+/// Adds `partials` into what `total` holds, `maps` and `iterators` saying
+/// how (the partial sums' loops reductions, in order).
+void addInto(OpBuilder &b, Location loc, Value partials, Value total,
+             ArrayRef<AffineMap> maps, ArrayRef<IteratorType> iterators) {
+  linalg::GenericOp::create(
+      b, loc, TypeRange{}, ValueRange{partials}, ValueRange{total}, maps,
+      iterators, [&](OpBuilder &nested, Location at, ValueRange args) {
+        Value added = arith::AddFOp::create(nested, at, args[1], args[0]);
+        linalg::YieldOp::create(nested, at, added);
+      });
+}
+
 struct SplitReductionsPass
     : public gacc::impl::SplitReductionsBase<SplitReductionsPass> {
   using SplitReductionsBase::SplitReductionsBase;
@@ -301,14 +329,8 @@ struct SplitReductionsPass
     laneShape.push_back(lanes);
     laneIndex.push_back(lane);
     maps.push_back(AffineMap::get(newLoops, 0, laneIndex, context));
-    auto func = sum->getParentOfType<FunctionOpInterface>();
-    OpBuilder atStart =
-        OpBuilder::atBlockBegin(&func.getFunctionBody().front());
-    auto laneSums = memref::AllocaOp::create(
-        atStart, loc, MemRefType::get(laneShape, element),
-        atStart.getI64IntegerAttr(laneBytes));
-    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
-    linalg::FillOp::create(b, loc, zero, laneSums.getResult());
+    memref::AllocaOp laneSums =
+        zeroedScratch(b, sum, MemRefType::get(laneShape, element), laneBytes);
     auto inLanes = linalg::GenericOp::create(b, loc, TypeRange{}, inputs,
                                              ValueRange{laneSums}, maps,
                                              newIterators);
@@ -325,13 +347,8 @@ struct SplitReductionsPass
         renumbered, {}, parallel + 1, 0);
     SmallVector<IteratorType> totalIterators(parallel, IteratorType::parallel);
     totalIterators.push_back(IteratorType::reduction);
-    linalg::GenericOp::create(
-        b, loc, TypeRange{}, ValueRange{laneSums}, ValueRange{total},
-        {b.getMultiDimIdentityMap(parallel + 1), outMap}, totalIterators,
-        [&](OpBuilder &nested, Location at, ValueRange args) {
-          Value added = arith::AddFOp::create(nested, at, args[1], args[0]);
-          linalg::YieldOp::create(nested, at, added);
-        });
+    addInto(b, loc, laneSums, total,
+            {b.getMultiDimIdentityMap(parallel + 1), outMap}, totalIterators);
     sum.erase();
     ++numInLanes;
     return laneSums;
@@ -470,18 +487,9 @@ struct SplitReductionsPass
       partialShape.push_back(padding);
       partialResults.push_back(b.getAffineConstantExpr(0));
     }
-    // On the stack of the function (outside the memory plan; shareScratch
-    // then gives all its partial sums one buffer), not of each iteration of
-    // a loop around the sum (the micro-batches).
-    auto func = sum->getParentOfType<FunctionOpInterface>();
-    OpBuilder atStart =
-        OpBuilder::atBlockBegin(&func.getFunctionBody().front());
-    auto partial = memref::AllocaOp::create(
-        atStart, loc, MemRefType::get(partialShape, element),
-        atStart.getI64IntegerAttr(
-            llvm::PowerOf2Ceil(std::max<int64_t>(partialBytes, 16))));
-    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
-    linalg::FillOp::create(b, loc, zero, partial.getResult());
+    memref::AllocaOp partial = zeroedScratch(
+        b, sum, MemRefType::get(partialShape, element),
+        llvm::PowerOf2Ceil(std::max<int64_t>(partialBytes, 16)));
     inputMaps.push_back(AffineMap::get(loops, 0, partialResults, context));
     // The partial sums' loops first (the CPU shares out the outermost), then
     // the output's, then the reductions, each in its order (the same sums,
@@ -552,14 +560,10 @@ struct SplitReductionsPass
                   partialIndex.end());
     if (padding > 1)
       partialIndex.push_back(b.getAffineConstantExpr(0));
-    linalg::GenericOp::create(
-        b, loc, TypeRange{}, ValueRange{partial}, ValueRange{total},
-        {AffineMap::get(sumLoops, 0, partialIndex, context),
-         AffineMap::get(sumLoops, 0, totalIndex, context)},
-        totalIterators, [&](OpBuilder &nested, Location at, ValueRange args) {
-          Value added = arith::AddFOp::create(nested, at, args[1], args[0]);
-          linalg::YieldOp::create(nested, at, added);
-        });
+    addInto(b, loc, partial, total,
+            {AffineMap::get(sumLoops, 0, partialIndex, context),
+             AffineMap::get(sumLoops, 0, totalIndex, context)},
+            totalIterators);
     sum.erase();
     ++numSplit;
     return partial;
