@@ -139,6 +139,7 @@ LogicalResult gacc::buildCodegenPipeline(OpPassManager &pm,
         .maxOutputs = 64, .parallelism = 64, .partialBytes = 64,
         .laneBytes = 64}));
     pm.addPass(createOutlineLoopNests());
+    pm.addNestedPass<func::FuncOp>(createCollapseNests());
     // Chunks of the nests for the runtime's threads
     // (gacc-cpu-dispatch-parallel-calls, after the conversion to LLVM).
     pm.addPass(createSplitParallelNests());

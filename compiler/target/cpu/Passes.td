@@ -183,6 +183,42 @@ def OutlineLoopNests : GaccPass<"gacc-cpu-outline-loop-nests", "ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def CollapseNests : GaccPass<"gacc-cpu-collapse-nests"> {
+  let consumes = "outlined loop nests (one bufferized linalg op each)";
+  let produces = "the same nests as generics over fewer, longer loops, their scalar operands read once";
+  let summary = "Collapse the contiguous loops of each nest into one for LLVM's vectorizer";
+  let description = [{
+    LLVM vectorizes a nest's innermost loop only. A convolution's weight
+    (512x512x3x3) has an innermost loop of 3: its SGD update, the fill of
+    its gradient and every other elementwise nest over it ran scalar, 3
+    elements per loop. This pass makes each outlined nest a
+    `linalg.generic` (named ops generalized) and collapses runs of adjacent
+    loops of one iterator type that every operand reads as adjacent,
+    contiguous dimensions (`memref.collapse_shape`, views) into one loop,
+    as IREE's CPU backend flattens dispatches. Loops whose index the body
+    reads (`linalg.index`) are left alone: delinearizing them would put a
+    division into every iteration. The elements are visited in the same
+    order, so the results are bitwise the same.
+
+    It also reads each 0-d input (a learning rate, a gradient scale)
+    once before the nest instead of in every iteration, which LLVM could
+    not hoist past the nest's stores to other buffers.
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id4, #scalar, #id4], ...}
+        ins(%w, %lr : memref<512x512x3x3xf32>, memref<f32>)
+        outs(%m : memref<512x512x3x3xf32>)
+    // becomes
+    %s = memref.load %lr[] : memref<f32>
+    %cw = memref.collapse_shape %w [[0, 1, 2, 3]] : ... into memref<2359296xf32>
+    %cm = memref.collapse_shape %m [[0, 1, 2, 3]] : ...
+    linalg.generic {indexing_maps = [#id1, #id1], ...} ins(%cw ...) outs(%cm ...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def SplitParallelNests : GaccPass<"gacc-cpu-split-parallel-nests", "ModuleOp"> {
   let consumes = "outlined loop nests (`gacc-cpu-outline-loop-nests`) with static shapes";
   let produces = "nests that compute a range [lo, hi) of one parallel loop, marked `gacc.parallel_grain`";
