@@ -344,3 +344,35 @@ func.func @narrowing_and_transpose_stay(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>
   } -> tensor<4x8xf32>
   return %u, %v : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A gather (col2im's tensor.extract) reads through the transpose and the
+// reshapes that put a GEMM's [C·K, N·L] result in [N, C, K, L] order: the
+// transpose is no pass of its own; the indices become multiply-adds.
+// CHECK-LABEL: func.func @gather_through_transpose
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic
+// CHECK: %[[N:.*]] = linalg.index 0
+// CHECK: %[[C:.*]] = linalg.index 1
+// CHECK: arith.muli %[[C]], %c3
+// CHECK: arith.muli %[[N]], %c4
+// CHECK: tensor.extract %arg0[%{{.*}}, %{{.*}}] : tensor<6x8xf32>
+// CHECK-NOT: linalg.generic
+func.func @gather_through_transpose(%gemm: tensor<6x8xf32>) -> tensor<2x2x4xf32> {
+  %e = tensor.expand_shape %gemm [[0, 1], [2, 3]] output_shape [2, 3, 2, 4] : tensor<6x8xf32> into tensor<2x3x2x4xf32>
+  %init = tensor.empty() : tensor<2x2x3x4xf32>
+  %t = linalg.transpose ins(%e : tensor<2x3x2x4xf32>) outs(%init : tensor<2x2x3x4xf32>) permutation = [2, 0, 1, 3]
+  %out = tensor.empty() : tensor<2x2x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, c, l) -> (n, c, l)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%out : tensor<2x2x4xf32>) {
+  ^bb0(%o: f32):
+    %n = linalg.index 0 : index
+    %c = linalg.index 1 : index
+    %l = linalg.index 2 : index
+    %c1 = arith.constant 1 : index
+    %v = tensor.extract %t[%n, %c, %c1, %l] : tensor<2x2x3x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x2x4xf32>
+  return %r : tensor<2x2x4xf32>
+}

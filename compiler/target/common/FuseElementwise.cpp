@@ -195,6 +195,106 @@ struct RecomputeSharedProducer : OpRewritePattern<linalg::GenericOp> {
   bool anyBody;
 };
 
+/// The input a generic copies to its result with permuted indices (a
+/// transpose: one input, all parallel, the body yielding the input's
+/// element), with the map from the result's indices to the input's, or
+/// null.
+std::pair<Value, AffineMap> permutedSource(Operation *op) {
+  if (auto transpose = dyn_cast_if_present<linalg::TransposeOp>(op)) {
+    // Result dimension i is input dimension permutation[i].
+    SmallVector<unsigned> inverse(transpose.getPermutation().size());
+    for (auto [i, p] : llvm::enumerate(transpose.getPermutation()))
+      inverse[p] = i;
+    return {transpose.getInput(),
+            AffineMap::getPermutationMap(inverse, op->getContext())};
+  }
+  auto generic = dyn_cast_if_present<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumResults() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops())
+    return {};
+  OpOperand *input = generic.getDpsInputOperand(0);
+  AffineMap inputMap = generic.getMatchingIndexingMap(input);
+  AffineMap resultMap =
+      generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+  Block &body = generic.getRegion().front();
+  if (!inputMap.isPermutation() || !resultMap.isPermutation() ||
+      body.getOperations().size() != 1 ||
+      body.getTerminator()->getOperand(0) !=
+          generic.getMatchingBlockArgument(input))
+    return {};
+  return {input->get(), inputMap.compose(inversePermutation(resultMap))};
+}
+
+/// Reads an element of a transpose, or of a static reshape, from the value
+/// it rearranges: col2im gathers the columns' gradient element by element
+/// (tensor.extract), so the transpose that puts the GEMM's [G, C·KH·KW,
+/// N·L] result in [N, C, KH·KW, L] order was a pass of its own over a
+/// tensor KH·KW times the image. Reshapes map indices by multiply-adds (an
+/// expansion) or, for a collapse, only where each group has one dimension
+/// larger than 1 (no division).
+struct FoldExtractOfRearrangement : OpRewritePattern<tensor::ExtractOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExtractOp extract,
+                                PatternRewriter &rewriter) const override {
+    Location loc = extract.getLoc();
+    Operation *source = extract.getTensor().getDefiningOp();
+    SmallVector<Value> indices(extract.getIndices());
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, value);
+    };
+    if (auto [input, map] = permutedSource(source); input) {
+      SmallVector<Value> permuted;
+      for (AffineExpr result : map.getResults())
+        permuted.push_back(
+            indices[cast<AffineDimExpr>(result).getPosition()]);
+      rewriter.replaceOpWithNewOp<tensor::ExtractOp>(extract, input, permuted);
+      return success();
+    }
+    if (auto expand = dyn_cast_if_present<tensor::ExpandShapeOp>(source)) {
+      RankedTensorType type = expand.getResultType();
+      if (!type.hasStaticShape())
+        return failure();
+      SmallVector<Value> linear;
+      for (const ReassociationIndices &group :
+           expand.getReassociationIndices()) {
+        Value index = constant(0);
+        for (int64_t d : group)
+          index = arith::AddIOp::create(
+              rewriter, loc,
+              arith::MulIOp::create(rewriter, loc, index,
+                                    constant(type.getDimSize(d))),
+              indices[d]);
+        linear.push_back(index);
+      }
+      rewriter.replaceOpWithNewOp<tensor::ExtractOp>(extract, expand.getSrc(),
+                                                     linear);
+      return success();
+    }
+    if (auto collapse = dyn_cast_if_present<tensor::CollapseShapeOp>(source)) {
+      RankedTensorType type = collapse.getSrcType();
+      if (!type.hasStaticShape())
+        return failure();
+      SmallVector<Value> spread(type.getRank());
+      for (auto [i, group] :
+           llvm::enumerate(collapse.getReassociationIndices())) {
+        if (llvm::count_if(group, [&](int64_t d) {
+              return type.getDimSize(d) != 1;
+            }) > 1)
+          return failure();
+        for (int64_t d : group)
+          spread[d] = type.getDimSize(d) == 1 && group.size() > 1
+                          ? constant(0)
+                          : indices[i];
+      }
+      rewriter.replaceOpWithNewOp<tensor::ExtractOp>(
+          extract, collapse.getSrc(), spread);
+      return success();
+    }
+    return failure();
+  }
+};
+
 struct FuseElementwisePass
     : public gacc::impl::FuseElementwiseBase<FuseElementwisePass> {
   using FuseElementwiseBase::FuseElementwiseBase;
@@ -217,6 +317,7 @@ struct FuseElementwisePass
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     patterns.add<FuseSharedProducer>(context);
     patterns.add<RecomputeSharedProducer>(context, recomputeProducers);
+    patterns.add<FoldExtractOfRearrangement>(context);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
     // A reshape that regroups dimensions (a collapse, then an expansion)
     // becomes expansion first, so each half folds into its generic.

@@ -54,6 +54,13 @@ def FuseElementwise : GaccPass<"gacc-fuse-elementwise"> {
     readers broadcast (computed again for every column), and values a
     reader cannot take in (a sum over a dimension only that value has).
 
+    A gather's `tensor.extract` of a transpose, or of a static reshape,
+    reads the value it rearranges instead (permuted indices; an expansion's
+    multiply-adds; a collapse only where each group has one dimension
+    larger than 1): col2im gathers the columns' gradient, a tensor KH·KW
+    times the image, and the transpose that put the GEMM's result in its
+    order was a pass of its own.
+
     ```mlir
     %h = linalg.contract indexing_maps = [...] ins(%x, %w : ...) outs(%z : ...)
     %a = linalg.generic {...addf...} ins(%h, %b : ...) outs(%e : ...)
