@@ -155,7 +155,10 @@ func.func @read_in_a_loop(%x: tensor<4x8xf32>, %n: index) -> (tensor<4x8xf32>, t
 
 // A one-hot of ids (a row of ids, much smaller) is computed in each user
 // that reads the classes from another input too; its sum over the classes
-// alone cannot (no input would give that loop its size), so it stays.
+// alone cannot (no input would give that loop its size), so it stays. A
+// value made of much smaller inputs only is computed again without
+// recompute-producers too (the CPU's cross-entropy: its one-hot is never
+// stored).
 // CHECK-LABEL: func.func @one_hot
 // CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<4xi32>)
 // CHECK: linalg.generic {{.*}} ins(%[[H]] : tensor<4x64xf32>)
@@ -164,6 +167,10 @@ func.func @read_in_a_loop(%x: tensor<4x8xf32>, %n: index) -> (tensor<4x8xf32>, t
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[IDS:.*]], %[[P:.*]] : tensor<4xi32>, tensor<4x64xf32>)
 // CHECK: linalg.generic {{.*}} ins(%[[IDS]], %[[P]] : tensor<4xi32>, tensor<4x64xf32>)
 // CHECK-NOT: linalg.generic
+// STORED-LABEL: func.func @one_hot_recomputed
+// STORED-NOT: ins(%{{.*}} : tensor<4xi32>) outs
+// STORED: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[IDS:.*]], %[[P:.*]] : tensor<4xi32>, tensor<4x64xf32>)
+// STORED: linalg.generic {{.*}} ins(%[[IDS]], %[[P]] : tensor<4xi32>, tensor<4x64xf32>)
 #id4 = affine_map<(d0, d1) -> (d0, d1)>
 #row4 = affine_map<(d0, d1) -> (d0)>
 func.func @one_hot(%ids: tensor<4xi32>, %p: tensor<4x64xf32>, %init: tensor<4xf32>) -> (tensor<4xf32>, tensor<4x64xf32>) {

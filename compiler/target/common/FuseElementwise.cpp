@@ -135,8 +135,6 @@ bool isRecomputableForEveryUser(Operation *producer, bool anyBody) {
       llvm::any_of(body.without_terminator(),
                    [](Operation &op) { return !isPure(&op); }))
     return false;
-  if (!anyBody && !isConversionChain(generic))
-    return false;
   int64_t resultElements = resultType.getNumElements();
   AffineMap resultMap =
       generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
@@ -162,6 +160,11 @@ bool isRecomputableForEveryUser(Operation *producer, bool anyBody) {
     large = input->get();
   }
   if (smallElements * kSmallInputRatio > resultElements)
+    return false;
+  // A value made of much smaller inputs only (a one-hot of targets, a
+  // broadcast bias) is worth computing again on every target: its readers
+  // then read those inputs instead of the value.
+  if (!anyBody && large && !isConversionChain(generic))
     return false;
   return llvm::all_of(producer->getUses(), [&](OpOperand &use) {
     auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
