@@ -34,11 +34,11 @@ def FuseElementwise : GaccPass<"gacc-fuse-elementwise"> {
     smaller inputs only (cross-entropy's one-hot of the targets, 206 MB at
     GPT-2-small's vocabulary and 1024 tokens, read by the loss and by its
     gradient): its readers read the targets instead. Transposes and
-    narrowings with several users stay. A value also written to an arena slot fuses into
-    its consumer when that consumer's values all go to slots (an
-    optimizer's new moment, the weight it updates and, under mixed
-    precision without ZeRO's gather, the weight's 16-bit rounding: one
-    loop).
+    narrowings with several users stay. A value also written to an arena
+    slot fuses into its consumer when that consumer's values all go to
+    slots (an optimizer's new moment, the weight it updates and, under
+    mixed precision without ZeRO's gather, the weight's 16-bit rounding:
+    one loop).
 
     With `recompute-producers` (the CUDA targets), any elementwise value
     that several generics read, not only a rounding, is computed again in

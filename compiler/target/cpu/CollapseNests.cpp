@@ -1,4 +1,4 @@
-//===- CollapseNests.cpp - fewer, longer loops for LLVM's vectorizer -------===//
+//===- CollapseNests.cpp - fewer, longer loops for LLVM's vectorizer -----===//
 
 #include "compiler/target/cpu/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -25,7 +25,8 @@ bool canMerge(linalg::GenericOp op, unsigned loop,
     AffineMap map = op.getMatchingIndexingMap(&operand);
     std::optional<unsigned> outer, inner;
     for (auto [i, result] : llvm::enumerate(map.getResults())) {
-      bool uses = result.isFunctionOfDim(loop) || result.isFunctionOfDim(loop + 1);
+      bool uses =
+          result.isFunctionOfDim(loop) || result.isFunctionOfDim(loop + 1);
       if (!uses)
         continue;
       auto dim = dyn_cast<AffineDimExpr>(result);
@@ -82,8 +83,8 @@ void dropBroadcastUnitDims(linalg::GenericOp op) {
     if (!reduced.isProjectedPermutation() ||
         !memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups))
       continue;
-    operand.set(memref::CollapseShapeOp::create(b, op.getLoc(), operand.get(),
-                                                groups));
+    operand.set(
+        memref::CollapseShapeOp::create(b, op.getLoc(), operand.get(), groups));
     maps[operand.getOperandNumber()] = reduced;
     changed = true;
   }
@@ -136,9 +137,8 @@ struct CollapseNestsPass
       return;
     unsigned loops = op.getNumLoops();
     llvm::SmallBitVector indexed(loops);
-    op.getBody()->walk([&](linalg::IndexOp index) {
-      indexed.set(index.getDim());
-    });
+    op.getBody()->walk(
+        [&](linalg::IndexOp index) { indexed.set(index.getDim()); });
     SmallVector<ReassociationIndices> groups;
     bool merged = false;
     for (unsigned loop = 0; loop < loops; ++loop) {
