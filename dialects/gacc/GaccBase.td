@@ -90,7 +90,11 @@ def Gacc_Dialect : Dialect {
     // the optimizer's, as a torch.optim parameter group's.
     "::mlir::FloatAttr":$weight_decay,
     // On a frozen gacc.param (gacc-lora): its low-rank adapter.
-    "::mlir::gacc::LoraAttr":$lora
+    "::mlir::gacc::LoraAttr":$lora,
+    // On the module (`gacc import`): the safetensors file, relative to the
+    // module's own file, that holds its parameters' and buffers' initial
+    // values; `gacc run` starts from them unless given --init or --resume.
+    "::mlir::StringAttr":$initial_values
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

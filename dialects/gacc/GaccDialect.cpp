@@ -92,6 +92,11 @@ LogicalResult GaccDialect::verifyOperationAttribute(Operation *op,
             isa<UnitAttr>(value),
         "a unit attribute on a gacc.matmul or the contraction it "
         "lowers to");
+  if (name == getInitialValuesAttrHelper().getName()) {
+    auto file = dyn_cast<StringAttr>(value);
+    return expect(isa<ModuleOp>(op) && file && !file.empty(),
+                  "a file name on a builtin.module");
+  }
   if (name == getArenaAttrHelper().getName())
     return op->emitOpError("'") << name << "' belongs on a function argument";
   return op->emitOpError("has an unknown gacc attribute '") << name << "'";

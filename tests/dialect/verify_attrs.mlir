@@ -89,6 +89,14 @@ gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.adafactor<clip_th
 gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {gacc.weight_decay = -1.0 : f64}
 
 // -----
+// expected-error @+1 {{attribute 'gacc.initial_values' must be a file name on a builtin.module}}
+gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {gacc.initial_values = "w.safetensors"}
+
+// -----
+// expected-error @+1 {{attribute 'gacc.initial_values' must be a file name on a builtin.module}}
+module attributes {gacc.initial_values = ""} {}
+
+// -----
 // expected-error @+1 {{total_steps must be positive}}
 gacc.param @w : tensor<2x2xf32> = #gacc.init<zeros> {x = #gacc.warmup_cosine<warmup_steps = 0, total_steps = 0>}
 

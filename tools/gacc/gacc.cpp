@@ -26,6 +26,7 @@
 #include "gacc/runtime/DeviceMemory.h"
 #include "compiler/LoadModel.h"
 #include "compiler/plan/MemoryPlan.h"
+#include "dialects/gacc/GaccDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/AsmState.h"
@@ -36,6 +37,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -672,6 +674,23 @@ static FailureOr<mlir::gacc::CodegenTarget> codegenTarget(StringRef command) {
   return result;
 }
 
+/// The initial values `gacc import` recorded on the model
+/// (gacc.initial_values), as a path next to the model's file; empty if
+/// none.
+static std::string recordedInitialValues(mlir::ModuleOp module) {
+  auto *gacc = module->getContext()->getLoadedDialect<mlir::gacc::GaccDialect>();
+  mlir::StringAttr file =
+      gacc ? gacc->getInitialValuesAttrHelper().getAttr(module) : nullptr;
+  if (!file)
+    return "";
+  llvm::SmallString<256> path(file.getValue());
+  if (llvm::sys::path::is_relative(path)) {
+    path = llvm::sys::path::parent_path(inputPath.getValue());
+    llvm::sys::path::append(path, file.getValue());
+  }
+  return path.str().str();
+}
+
 static int compile(LoadedModel &model) {
   FailureOr<mlir::gacc::CodegenTarget> codegen = codegenTarget("compile");
   if (failed(codegen))
@@ -712,6 +731,12 @@ static int compile(LoadedModel &model) {
       errs() << "gacc compile: error: " << s.message() << "\n";
       return 1;
     }
+    // An artifact holds no weights: the imported ones stay in their file.
+    if (std::string initial = recordedInitialValues(*model.module);
+        !initial.empty())
+      errs() << "gacc compile: note: " << inputPath << "'s initial values are "
+             << initial << ": run " << outputPath << " with --init " << initial
+             << "\n";
     return 0;
   }
   return writeOutput(intermediate);
@@ -1051,5 +1076,13 @@ int main(int argc, char **argv) {
       errs() << "gacc run: error: " << s.message() << "\n";
       return 1;
     }
-  return gacc::runTraining(trainer, runOptions());
+  gacc::RunOptions run = runOptions();
+  if (run.init.empty() && run.resume.empty())
+    if (std::string initial = recordedInitialValues(*model.module);
+        !initial.empty()) {
+      std::printf("initial values from %s (recorded by gacc import)\n",
+                  initial.c_str());
+      run.init = initial;
+    }
+  return gacc::runTraining(trainer, run);
 }

@@ -16,7 +16,7 @@ from torch.fx.experimental import proxy_tensor
 from torch.nn.utils import stateless
 
 from . import torch_import
-from .torch_import import ImportError, fmt, symbol, tensor_type
+from .torch_import import ImportError, fmt, string, symbol, tensor_type
 
 
 def _numpy(value):
@@ -183,8 +183,11 @@ def _input_kind(tensor, is_target):
 
 def to_mlir(module, inputs, *, optimizer, loss=None, targets=None,
             loss_output=None, micro_batch=None, remat=None, precision=None,
-            max_grad_norm=None, target="cpu", _spec=None):
-    """The gacc MLIR module of `module`'s training step (see from_torch)."""
+            max_grad_norm=None, target="cpu", _spec=None,
+            _initial_values=None):
+    """The gacc MLIR module of `module`'s training step (see from_torch).
+    `_initial_values` (gacc import) names the safetensors file that holds
+    the module's values, for `gacc run` to start from."""
     if not isinstance(module, torch.nn.Module):
         raise ImportError("from_torch needs a torch.nn.Module")
     if not inputs:
@@ -272,7 +275,10 @@ def to_mlir(module, inputs, *, optimizer, loss=None, targets=None,
     names = ", ".join(v.name for v in values)
     model = type(module).__name__
     text = ["// Imported from PyTorch by gacc.to_mlir: "
-            f"{model}, {type(optimizer).__name__}.", "module {"]
+            f"{model}, {type(optimizer).__name__}."]
+    text.append("module {" if _initial_values is None else
+                f"module attributes {{gacc.initial_values = "
+                f"{string(_initial_values)}}} {{")
     text += lines
     text.append(f"  func.func @forward() -> ({types}) {{")
     text += emit.body(values)

@@ -1,6 +1,7 @@
 """`gacc import FILE.py:FACTORY ...`: write a PyTorch module's training step
-as gacc MLIR (model.mlir) and its initial weights (model.safetensors), for
-`gacc compile`/`gacc run --init model.safetensors`.
+as gacc MLIR (model.mlir) and its initial weights (model.safetensors), which
+model.mlir names (gacc.initial_values): `gacc run model.mlir` starts from
+them, and an artifact from `gacc compile` with `--init model.safetensors`.
 
 FACTORY is a function of FILE.py that returns a module, or a (module,
 optimizer) pair; without an optimizer, --optimizer builds one on all
@@ -147,23 +148,29 @@ def main(argv=None):
     if loss_output is not None and loss_output.lstrip("-").isdigit():
         loss_output = int(loss_output)
     spec = frontend._Spec()
+    stem = os.path.splitext(args.output)[0]
     try:
         text = frontend.to_mlir(
             module, inputs, optimizer=optimizer, loss=args.loss,
             targets=targets or None, loss_output=loss_output,
             micro_batch=args.micro_batch, remat=args.remat,
             precision=args.precision, max_grad_norm=args.max_grad_norm,
-            _spec=spec)
+            _spec=spec,
+            _initial_values=os.path.basename(stem) + ".safetensors")
     except GaccImportError as error:
         raise SystemExit(f"gacc import: {error}")
-    stem = os.path.splitext(args.output)[0]
     weights = {name: value.detach().to(spec.declared[name])
                for name, value, _ in spec.params}
-    write_safetensors(stem + ".safetensors", weights)
-    temporary = args.output + ".tmp"
-    with open(temporary, "w") as out:
-        out.write(text)
-    os.replace(temporary, args.output)
+    try:
+        write_safetensors(stem + ".safetensors", weights)
+        temporary = args.output + ".tmp"
+        with open(temporary, "w") as out:
+            out.write(text)
+        os.replace(temporary, args.output)
+    except OSError as error:
+        written = str(error.filename).removesuffix(".tmp")
+        raise SystemExit(f"gacc import: cannot write {written}: "
+                         f"{error.strerror}")
     print(f"gacc import: wrote {args.output} ({len(spec.params)} tensors, "
           f"{len(spec.inputs)} inputs) and {stem}.safetensors")
 

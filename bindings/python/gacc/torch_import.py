@@ -49,11 +49,21 @@ def tensor_type(shape, dtype):
     return f"tensor<{dims}{element_type(dtype)}>"
 
 
+def string(text):
+    """`text` as an MLIR string literal (other than printable ASCII as hex
+    escapes of its UTF-8 bytes)."""
+    def escaped(c):
+        if c.isascii() and c.isprintable() and c not in '"\\':
+            return c
+        return "".join(f"\\{byte:02X}" for byte in c.encode())
+    return '"' + "".join(map(escaped, text)) + '"'
+
+
 def symbol(name):
     """`@name`, quoted unless it is an MLIR bare identifier."""
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", name):
         return "@" + name
-    return '@"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return "@" + string(name)
 
 
 def fmt(value):
