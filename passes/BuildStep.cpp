@@ -202,6 +202,15 @@ static Value buildFiniteProbe(TensorMath &m, Value grad) {
   return m.sumAll(m.mul(grad, m.c(0.0)));
 }
 
+/// `value` without the zeros a gacc.pad put around it (a convolution's
+/// weight gradient, zero for the taps that read only padding): its sums of
+/// squares and overflow probe are the same, over fewer elements.
+static Value unpadded(Value value) {
+  while (auto pad = value.getDefiningOp<PadOp>())
+    value = pad.getInput();
+  return value;
+}
+
 /// Each gradient as soon as the backward has computed it (as DDP's and
 /// DeepSpeed's buckets are): reduced once per step (ZeroCollectives); kept
 /// in its slot; its squares and overflow probe taken. A 16-bit slot is then
@@ -234,12 +243,13 @@ void TrainingEntry::reduceGradients() {
     Value kept = toSlotType(keepsLocal ? grad.local : r);
     entry.write(entry.state, *grad.slot, kept);
     Value unscaled = grad.low && inverse ? m.mul(r, inverse) : r;
-    squareTerms.push_back(m.sumAll(m.mul(unscaled, unscaled)));
+    Value squared = unpadded(unscaled);
+    squareTerms.push_back(m.sumAll(m.mul(squared, squared)));
     // The update reads the gradient as its slot keeps it (stage 1: the
     // reduced shard rounded alike).
     Value rounded = grad.low ? (keepsLocal ? toSlotType(r) : kept) : Value();
     if (lossScale)
-      probeTerms.push_back(buildFiniteProbe(m, grad.low ? rounded : r));
+      probeTerms.push_back(buildFiniteProbe(m, grad.low ? rounded : unpadded(r)));
     grad.reduced = grad.low ? rounded : unscaled;
     b.restoreInsertionPoint(end);
   }

@@ -169,3 +169,22 @@ gacc.train_step @t model @m batch_size 4 optimizer #gacc.adam<lr = 0.001, weight
 // @b: no penalty.
 // CHECK-NOT: gacc.mul %{{.*}}, %[[HALF]] : tensor<3xf32>, tensor<f32>
 // CHECK-LABEL: func.func @gacc_eval
+
+// -----
+
+// A parameter read through a slice has a zero-padded gradient: its sum of
+// squares (the gradient norm) reads the slice's gradient, not the zeros.
+gacc.param @w : tensor<4x3xf32> = #gacc.init<zeros>
+func.func @m() -> tensor<f32> {
+  %w = gacc.load @w : tensor<4x3xf32>
+  %s = gacc.slice %w offsets = [1, 1] sizes = [2, 1] : tensor<4x3xf32> -> tensor<2x1xf32>
+  %l = gacc.reduce_sum %s axes = [0, 1] : tensor<2x1xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+gacc.train_step @t model @m batch_size 1 optimizer #gacc.sgd<lr = 0.1>
+// CHECK-LABEL: func.func @gacc_step
+// CHECK: %[[G:.*]] = gacc.broadcast %{{.*}} -> tensor<2x1xf32>
+// CHECK: %[[PADDED:.*]] = gacc.pad %[[G]] low = [1, 1] high = [1, 1] : tensor<2x1xf32> -> tensor<4x3xf32>
+// CHECK: %[[SQUARES:.*]] = gacc.mul %[[G]], %[[G]] : tensor<2x1xf32>, tensor<2x1xf32>
+// CHECK: gacc.reduce_sum %[[SQUARES]]
+// CHECK: gacc.sqrt
