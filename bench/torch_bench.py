@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """PyTorch modules trained through gacc.from_torch against PyTorch eager, in
 one run: samples/s of a full step (forward, backward, optimizer) for the
-same module, batch, optimizer and thread count, and their ratio.
+same module, batch, optimizer and thread count, and their ratio. The two
+steps alternate (a gacc step, a PyTorch step, and again), so that both
+medians come from the same minutes of a machine whose speed drifts.
 
 Models (tests/e2e/pytorch/models.py): torchvision's resnet18 (10 classes,
 32x32 images, SGD with momentum) and the nanoGPT-style GPT (AdamW with two
@@ -34,15 +36,20 @@ import models  # noqa: E402
 import gacc  # noqa: E402
 
 
-def timed(step, steps, warmup=2):
+def timed_alternately(steps, *step_functions, warmup=2):
+    """The median seconds of each function's call, the calls alternated
+    (one of each per round): this VM's speed drifts by up to 1.7x within
+    minutes, and a ratio of medians taken minutes apart moved with it."""
     for _ in range(warmup):
-        step()
-    times = []
+        for step in step_functions:
+            step()
+    times = [[] for _ in step_functions]
     for _ in range(steps):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for step, spent in zip(step_functions, times):
+            start = time.perf_counter()
+            step()
+            spent.append(time.perf_counter() - start)
+    return [statistics.median(spent) for spent in times]
 
 
 def resnet18(batch):
@@ -111,8 +118,6 @@ def main():
                 precision=precision,
                 **keywords)
             compile_s = time.perf_counter() - start
-            gacc_s = timed(lambda: trainer.step(data), args.steps)
-            del trainer
 
             optimizer = make_optimizer(module)
             autocast = (contextlib.nullcontext() if precision == "f32" else
@@ -127,7 +132,9 @@ def main():
                     torch.nn.utils.clip_grad_norm_(
                         module.parameters(), keywords["max_grad_norm"])
                 optimizer.step()
-            torch_s = timed(torch_step, args.steps)
+            gacc_s, torch_s = timed_alternately(
+                args.steps, lambda: trainer.step(data), torch_step)
+            del trainer
             if precision == "f32":
                 torch_f32_s = torch_s
             against_f32 = (f"{torch_f32_s / gacc_s:6.2f}" if torch_f32_s
