@@ -249,7 +249,8 @@ void TrainingEntry::reduceGradients() {
     // reduced shard rounded alike).
     Value rounded = grad.low ? (keepsLocal ? toSlotType(r) : kept) : Value();
     if (lossScale)
-      probeTerms.push_back(buildFiniteProbe(m, grad.low ? rounded : unpadded(r)));
+      probeTerms.push_back(
+          buildFiniteProbe(m, grad.low ? rounded : unpadded(r)));
     grad.reduced = grad.low ? rounded : unscaled;
     b.restoreInsertionPoint(end);
   }

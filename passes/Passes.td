@@ -474,7 +474,9 @@ def BuildStep : GaccPass<"gacc-build-step", "ModuleOp"> {
 
     * `gacc_step(state, batch, io, workspace)`: the gradient function
       inlined (forward and backward), the gradients unscaled (loss
-      scaling), reduced over the ranks, their global norm and clipping, the
+      scaling), reduced over the ranks, their global norm (a zero-padded
+      gradient's squares taken over what the pad surrounds: a convolution's
+      taps that read only padding) and clipping, the
       optimizer's update of each parameter written back in place as fused
       elementwise updates (a 16-bit parameter's f32 master weights are
       updated and rounded into it), and the loss scale's update; each

@@ -376,3 +376,101 @@ func.func @gather_through_transpose(%gemm: tensor<6x8xf32>) -> tensor<2x2x4xf32>
   } -> tensor<2x2x4xf32>
   return %r : tensor<2x2x4xf32>
 }
+
+// -----
+
+// A sum over the classes of a one-hot term (cross-entropy's picked
+// log-probability) reads the picked class alone: the class loop is gone,
+// an elementwise producer (the shifted logits) is computed for that element
+// only, and a target outside the classes adds 0.
+// CHECK-LABEL: func.func @one_hot_sum_reads_the_target
+// CHECK: %[[SHIFTED:.*]] = linalg.generic {{.*}} ins(%arg1, %arg2 : tensor<4x64xf32>, tensor<4x1xf32>)
+// CHECK: math.exp
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["reduction"]} ins(%arg0, %arg3 : tensor<4xi64>, tensor<4x1xf32>) outs(%{{.*}} : tensor<f32>)
+// CHECK: %[[T:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK: %[[BELOW:.*]] = arith.cmpi slt, %[[T]], %c64
+// CHECK: %[[ABOVE:.*]] = arith.cmpi sge, %[[T]], %c0
+// CHECK: %[[VALID:.*]] = arith.andi %[[ABOVE]], %[[BELOW]]
+// CHECK: %[[ROW:.*]] = linalg.index 0
+// CHECK: %[[CLASS:.*]] = arith.select %[[VALID]], %[[T]], %c0
+// CHECK: %[[LOGIT:.*]] = tensor.extract %arg1[%[[ROW]], %[[CLASS]]] : tensor<4x64xf32>
+// CHECK: %[[MAX:.*]] = tensor.extract %arg2[%[[ROW]], %c0] : tensor<4x1xf32>
+// CHECK: arith.subf %[[LOGIT]], %[[MAX]]
+// CHECK: %[[PICKED:.*]] = arith.mulf
+// CHECK: %[[KEPT:.*]] = arith.select %[[VALID]], %[[PICKED]], %cst
+// CHECK: arith.addf %[[KEPT]], %{{.*}}
+// CHECK-NOT: math.log
+#row = affine_map<(r, c) -> (r)>
+#rc = affine_map<(r, c) -> (r, c)>
+#r0 = affine_map<(r, c) -> (r, 0)>
+#all = affine_map<(r, c) -> ()>
+func.func @one_hot_sum_reads_the_target(%t: tensor<4xi64>, %logits: tensor<4x64xf32>, %max: tensor<4x1xf32>, %lse: tensor<4x1xf32>) -> (tensor<f32>, tensor<4x64xf32>) {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x64xf32>
+  %shifted = linalg.generic {indexing_maps = [#rc, #r0, #rc], iterator_types = ["parallel", "parallel"]}
+      ins(%logits, %max : tensor<4x64xf32>, tensor<4x1xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%x: f32, %m: f32, %o: f32):
+    %d = arith.subf %x, %m : f32
+    linalg.yield %d : f32
+  } -> tensor<4x64xf32>
+  %exp = linalg.generic {indexing_maps = [#rc, #rc], iterator_types = ["parallel", "parallel"]}
+      ins(%shifted : tensor<4x64xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.exp %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64xf32>
+  %init = tensor.empty() : tensor<f32>
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<f32>) -> tensor<f32>
+  %sum = linalg.generic {indexing_maps = [#row, #rc, #r0, #all], iterator_types = ["reduction", "reduction"]}
+      ins(%t, %shifted, %lse : tensor<4xi64>, tensor<4x64xf32>, tensor<4x1xf32>) outs(%acc : tensor<f32>) {
+  ^bb0(%id: i64, %x: f32, %l: f32, %o: f32):
+    %c = linalg.index 1 : index
+    %ci = arith.index_cast %c : index to i64
+    %eq = arith.cmpi eq, %id, %ci : i64
+    %h = arith.select %eq, %one, %zero : f32
+    %lp = arith.subf %x, %l : f32
+    %p = arith.mulf %h, %lp : f32
+    %s = arith.addf %p, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %sum, %exp : tensor<f32>, tensor<4x64xf32>
+}
+
+// -----
+
+// A one-hot whose id varies along the summed loop, or a loop that is not
+// summed, keeps its loop.
+// CHECK-LABEL: func.func @one_hot_not_summed
+// CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK-NOT: tensor.extract
+// CHECK: iterator_types = ["parallel", "parallel"]
+// CHECK-NOT: tensor.extract
+#ids2 = affine_map<(r, c) -> (r, c)>
+#out1 = affine_map<(r, c) -> (r)>
+func.func @one_hot_not_summed(%t: tensor<4x64xi64>, %x: tensor<4x64xf32>, %init: tensor<4xf32>) -> (tensor<4xf32>, tensor<4x64xf32>) {
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %sum = linalg.generic {indexing_maps = [#ids2, #ids2, #out1], iterator_types = ["parallel", "reduction"]}
+      ins(%t, %x : tensor<4x64xi64>, tensor<4x64xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%id: i64, %v: f32, %o: f32):
+    %c = linalg.index 1 : index
+    %ci = arith.index_cast %c : index to i64
+    %eq = arith.cmpi eq, %id, %ci : i64
+    %p = arith.select %eq, %v, %zero : f32
+    %s = arith.addf %p, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4x64xf32>
+  %kept = linalg.generic {indexing_maps = [#ids2, #ids2, #ids2, #ids2], iterator_types = ["parallel", "parallel"]}
+      ins(%t, %x, %x : tensor<4x64xi64>, tensor<4x64xf32>, tensor<4x64xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%id: i64, %v: f32, %w: f32, %o: f32):
+    %c = linalg.index 0 : index
+    %ci = arith.index_cast %c : index to i64
+    %eq = arith.cmpi eq, %id, %ci : i64
+    %p = arith.select %eq, %v, %zero : f32
+    %s = arith.addf %p, %w : f32
+    linalg.yield %s : f32
+  } -> tensor<4x64xf32>
+  return %sum, %kept : tensor<4xf32>, tensor<4x64xf32>
+}

@@ -678,7 +678,8 @@ static FailureOr<mlir::gacc::CodegenTarget> codegenTarget(StringRef command) {
 /// (gacc.initial_values), as a path next to the model's file; empty if
 /// none.
 static std::string recordedInitialValues(mlir::ModuleOp module) {
-  auto *gacc = module->getContext()->getLoadedDialect<mlir::gacc::GaccDialect>();
+  auto *gacc =
+      module->getContext()->getLoadedDialect<mlir::gacc::GaccDialect>();
   mlir::StringAttr file =
       gacc ? gacc->getInitialValuesAttrHelper().getAttr(module) : nullptr;
   if (!file)

@@ -5,7 +5,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::gacc {
 #define GEN_PASS_DEF_FUSEELEMENTWISE
@@ -298,6 +300,197 @@ struct FoldExtractOfRearrangement : OpRewritePattern<tensor::ExtractOp> {
   }
 };
 
+/// Element `indices` of `tensor`, computed from its producer's inputs when
+/// that is an elementwise generic (all parallel, one result, its inputs read
+/// through projected permutations, no loop indices, a short pure body):
+/// one element no longer needs the whole tensor.
+Value extractElement(OpBuilder &b, Location loc, Value tensor,
+                     ArrayRef<Value> indices, int depth = 0) {
+  constexpr int kMaxDepth = 4, kMaxBodyOps = 24;
+  auto generic = tensor.getDefiningOp<linalg::GenericOp>();
+  auto elementwise = [&] {
+    if (!generic || depth == kMaxDepth || generic.getNumResults() != 1 ||
+        generic.getNumLoops() != generic.getNumParallelLoops() ||
+        !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+             .isIdentity() ||
+        generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)))
+      return false;
+    Block &body = generic.getRegion().front();
+    if (int64_t(body.getOperations().size()) > kMaxBodyOps + 1)
+      return false;
+    for (Operation &op : body.without_terminator())
+      if (!isPure(&op) || isa<linalg::IndexOp>(op) || op.getNumRegions())
+        return false;
+    return llvm::all_of(generic.getDpsInputOperands(), [&](OpOperand *input) {
+      return generic.getMatchingIndexingMap(input).isProjectedPermutation(
+          /*allowZeroInResults=*/true);
+    });
+  };
+  if (!elementwise())
+    return tensor::ExtractOp::create(b, loc, tensor, indices);
+  IRMapping mapping;
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    BlockArgument argument = generic.getMatchingBlockArgument(input);
+    if (!isa<RankedTensorType>(input->get().getType())) {
+      mapping.map(argument, input->get());
+      continue;
+    }
+    SmallVector<Value> at;
+    for (AffineExpr result : generic.getMatchingIndexingMap(input).getResults())
+      at.push_back(isa<AffineDimExpr>(result)
+                       ? indices[cast<AffineDimExpr>(result).getPosition()]
+                       : arith::ConstantIndexOp::create(b, loc, 0).getResult());
+    mapping.map(argument, extractElement(b, loc, input->get(), at, depth + 1));
+  }
+  Block &body = generic.getRegion().front();
+  for (Operation &op : body.without_terminator())
+    b.clone(op, mapping);
+  return mapping.lookup(body.getTerminator()->getOperand(0));
+}
+
+/// A sum over a loop of a one-hot term, `Σ_c [c == t] · v(c)` (the
+/// one-hot a multiplier `select(c == t, 1, 0)`, or the select of `v(c)`
+/// and 0), is `v(t)`, or 0 for a `t` outside the loop's range: the loop is
+/// dropped and the inputs it indexed are read at `t` (extractElement).
+/// Cross-entropy's picked log-probability read all of GPT-2-small's 1024 x
+/// 50257 logits, and a logarithm for each, to pick 1024 of them; as
+/// PyTorch's nll_loss, only the picked element is read (another class's
+/// infinite logit no longer makes a NaN of 0 · inf).
+struct SumOfOneHotToExtract : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp sum,
+                                PatternRewriter &rewriter) const override {
+    if (!sum.hasPureTensorSemantics() || sum.getNumDpsInits() != 1 ||
+        sum.getNumResults() != 1)
+      return failure();
+    Block &body = sum.getRegion().front();
+    BlockArgument acc = sum.getRegionOutputArgs()[0];
+    auto add =
+        body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+    if (!add || !acc.hasOneUse() || !add->hasOneUse() ||
+        (add.getLhs() != acc && add.getRhs() != acc))
+      return failure();
+    Value term = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+    // The one-hot: select(index(d) == t, 1, 0) times v, or select(.., v, 0).
+    auto isConstant = [](Value v, double value) {
+      auto constant = v.getDefiningOp<arith::ConstantFloatOp>();
+      return constant && constant.value().isExactlyValue(value);
+    };
+    arith::SelectOp oneHot;
+    if (auto mul = term.getDefiningOp<arith::MulFOp>()) {
+      for (Value factor : {mul.getLhs(), mul.getRhs()})
+        if (auto select = factor.getDefiningOp<arith::SelectOp>();
+            select && isConstant(select.getTrueValue(), 1.0) &&
+            isConstant(select.getFalseValue(), 0.0))
+          oneHot = select;
+    } else if (auto select = term.getDefiningOp<arith::SelectOp>();
+               select && isConstant(select.getFalseValue(), 0.0)) {
+      oneHot = select;
+    }
+    auto compare =
+        oneHot ? oneHot.getCondition().getDefiningOp<arith::CmpIOp>() : nullptr;
+    if (!compare || compare.getPredicate() != arith::CmpIPredicate::eq)
+      return failure();
+    std::optional<unsigned> loop;
+    BlockArgument target;
+    for (auto [index, other] :
+         {std::pair(compare.getLhs(), compare.getRhs()),
+          std::pair(compare.getRhs(), compare.getLhs())}) {
+      auto cast = index.getDefiningOp<arith::IndexCastOp>();
+      auto position =
+          cast ? cast.getIn().getDefiningOp<linalg::IndexOp>() : nullptr;
+      auto argument = dyn_cast<BlockArgument>(other);
+      if (position && argument && argument.getOwner() == &body &&
+          argument != acc) {
+        loop = position.getDim();
+        target = argument;
+      }
+    }
+    if (!loop ||
+        sum.getIteratorTypesArray()[*loop] != utils::IteratorType::reduction)
+      return failure();
+    OpOperand *targetOperand = sum.getMatchingOpOperand(target);
+    SmallVector<AffineMap> maps = sum.getIndexingMapsArray();
+    if (maps[targetOperand->getOperandNumber()].isFunctionOfDim(*loop) ||
+        maps.back().isFunctionOfDim(*loop))
+      return failure();
+    SmallVector<int64_t> ranges = sum.getStaticLoopRanges();
+    if (ShapedType::isDynamic(ranges[*loop]))
+      return failure();
+
+    // The sum without the loop: the inputs it indexes are read in the body.
+    Location loc = sum.getLoc();
+    llvm::SmallBitVector dropped(sum.getNumLoops());
+    dropped.set(*loop);
+    SmallVector<OpOperand *> kept, gathered;
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> newMaps;
+    for (OpOperand *input : sum.getDpsInputOperands()) {
+      AffineMap map = sum.getMatchingIndexingMap(input);
+      if (map.isFunctionOfDim(*loop)) {
+        if (!map.isProjectedPermutation(/*allowZeroInResults=*/true))
+          return failure();
+        gathered.push_back(input);
+        continue;
+      }
+      kept.push_back(input);
+      inputs.push_back(input->get());
+      newMaps.push_back(compressDims(map, dropped));
+    }
+    newMaps.push_back(compressDims(maps.back(), dropped));
+    SmallVector<utils::IteratorType> iterators = sum.getIteratorTypesArray();
+    iterators.erase(iterators.begin() + *loop);
+    auto build = [&](OpBuilder &b, Location loc, ValueRange arguments) {
+      IRMapping mapping;
+      for (auto [input, argument] : llvm::zip(kept, arguments))
+        mapping.map(sum.getMatchingBlockArgument(input), argument);
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value size = arith::ConstantIndexOp::create(b, loc, ranges[*loop]);
+      Value t = arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                           mapping.lookup(target));
+      Value valid = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, t, zero),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, t, size));
+      // The loops' indices, the dropped one t (in range: it is read).
+      SmallVector<Value> indices;
+      for (unsigned d = 0; d < sum.getNumLoops(); ++d)
+        indices.push_back(
+            d == *loop
+                ? arith::SelectOp::create(b, loc, valid, t, zero).getResult()
+                : linalg::IndexOp::create(b, loc, d < *loop ? d : d - 1)
+                      .getResult());
+      for (OpOperand *input : gathered) {
+        SmallVector<Value> at;
+        for (AffineExpr result : sum.getMatchingIndexingMap(input).getResults())
+          at.push_back(isa<AffineDimExpr>(result)
+                           ? indices[cast<AffineDimExpr>(result).getPosition()]
+                           : zero);
+        mapping.map(sum.getMatchingBlockArgument(input),
+                    extractElement(b, loc, input->get(), at));
+      }
+      for (Operation &op : body.without_terminator()) {
+        if (&op == add.getOperation())
+          continue;
+        if (auto index = dyn_cast<linalg::IndexOp>(op))
+          mapping.map(index.getResult(), indices[index.getDim()]);
+        else
+          b.clone(op, mapping);
+      }
+      Value value = arith::SelectOp::create(
+          b, loc, valid, mapping.lookup(term),
+          arith::ConstantOp::create(b, loc, b.getZeroAttr(term.getType())));
+      linalg::YieldOp::create(
+          b, loc,
+          ValueRange{arith::AddFOp::create(b, loc, value, arguments.back())});
+    };
+    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+        sum, sum.getResultTypes(), inputs, sum.getDpsInitOperand(0)->get(),
+        newMaps, iterators, build);
+    return success();
+  }
+};
+
 struct FuseElementwisePass
     : public gacc::impl::FuseElementwiseBase<FuseElementwisePass> {
   using FuseElementwiseBase::FuseElementwiseBase;
@@ -320,7 +513,7 @@ struct FuseElementwisePass
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     patterns.add<FuseSharedProducer>(context);
     patterns.add<RecomputeSharedProducer>(context, recomputeProducers);
-    patterns.add<FoldExtractOfRearrangement>(context);
+    patterns.add<FoldExtractOfRearrangement, SumOfOneHotToExtract>(context);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
     // A reshape that regroups dimensions (a collapse, then an expansion)
     // becomes expansion first, so each half folds into its generic.
