@@ -2,8 +2,8 @@
 """PyTorch modules trained through gacc.from_torch against PyTorch eager, in
 one run: samples/s of a full step (forward, backward, optimizer) for the
 same module, batch, optimizer and thread count, and their ratio. The two
-steps alternate (a gacc step, a PyTorch step, and again), so that both
-medians come from the same minutes of a machine whose speed drifts.
+take turns in blocks of five steps, so that both medians come from the
+same minutes of a machine whose speed drifts.
 
 Models (tests/e2e/pytorch/models.py): torchvision's resnet18 (10 classes,
 32x32 images, SGD with momentum) and the nanoGPT-style GPT (AdamW with two
@@ -36,19 +36,25 @@ import models  # noqa: E402
 import gacc  # noqa: E402
 
 
-def timed_alternately(steps, *step_functions, warmup=2):
-    """The median seconds of each function's call, the calls alternated
-    (one of each per round): this VM's speed drifts by up to 1.7x within
-    minutes, and a ratio of medians taken minutes apart moved with it."""
+def timed_alternately(steps, *step_functions, block=5, warmup=2):
+    """The median seconds of each function's call, the functions taking
+    turns in blocks of `block` calls: this VM's speed drifts by up to 1.7x
+    within minutes, and a ratio of medians taken minutes apart moved with
+    it. Each block starts with an untimed call, so that the other side's
+    idle threads (gacc's pool, PyTorch's OpenMP team), still spinning on
+    the cores, cost neither side; the timed calls follow one another as a
+    training loop's do."""
     for _ in range(warmup):
         for step in step_functions:
             step()
     times = [[] for _ in step_functions]
-    for _ in range(steps):
+    for _ in range(max(1, -(-steps // block))):
         for step, spent in zip(step_functions, times):
-            start = time.perf_counter()
             step()
-            spent.append(time.perf_counter() - start)
+            for _ in range(block):
+                start = time.perf_counter()
+                step()
+                spent.append(time.perf_counter() - start)
     return [statistics.median(spent) for spent in times]
 
 
