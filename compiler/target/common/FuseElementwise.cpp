@@ -102,6 +102,11 @@ bool isConversionChain(linalg::GenericOp generic) {
          body.getTerminator()->getOperand(0) == value;
 }
 
+/// The most operations a body computed again (in each user, or for one
+/// element) may have: long enough for GELU's tanh approximation and its
+/// derivative, short enough that chains fused into each other stay small.
+constexpr int64_t kMaxRecomputedOps = 24;
+
 /// Whether `producer` is cheap to compute again in each of its users, so
 /// that its value is never stored: an all-parallel generic with one result
 /// and a short body that does not read its output, reading at most one
@@ -117,9 +122,6 @@ bool isConversionChain(linalg::GenericOp generic) {
 /// left for one user keeps its value stored anyway, and now its inputs
 /// too.)
 bool isRecomputableForEveryUser(Operation *producer, bool anyBody) {
-  // Long enough for GELU's tanh approximation and its derivative, short
-  // enough that chains fused into each other stay small.
-  constexpr int64_t kMaxBodyOps = 24;
   // The other inputs together: at most this fraction of the result.
   constexpr int64_t kSmallInputRatio = 16;
   auto generic = dyn_cast<linalg::GenericOp>(producer);
@@ -133,7 +135,7 @@ bool isRecomputableForEveryUser(Operation *producer, bool anyBody) {
       !resultType.getElementType().isIntOrFloat())
     return false;
   Block &body = generic.getRegion().front();
-  if (int64_t(body.getOperations().size()) > kMaxBodyOps + 1 ||
+  if (int64_t(body.getOperations().size()) > kMaxRecomputedOps + 1 ||
       llvm::any_of(body.without_terminator(),
                    [](Operation &op) { return !isPure(&op); }))
     return false;
@@ -300,13 +302,26 @@ struct FoldExtractOfRearrangement : OpRewritePattern<tensor::ExtractOp> {
   }
 };
 
+/// The indices `map` (a projected permutation, zeros allowed) gives an
+/// operand at the loop indices `loops`.
+SmallVector<Value> operandIndices(OpBuilder &b, Location loc, AffineMap map,
+                                  ArrayRef<Value> loops) {
+  SmallVector<Value> indices;
+  for (AffineExpr result : map.getResults())
+    indices.push_back(
+        isa<AffineDimExpr>(result)
+            ? loops[cast<AffineDimExpr>(result).getPosition()]
+            : arith::ConstantIndexOp::create(b, loc, 0).getResult());
+  return indices;
+}
+
 /// Element `indices` of `tensor`, computed from its producer's inputs when
 /// that is an elementwise generic (all parallel, one result, its inputs read
 /// through projected permutations, no loop indices, a short pure body):
 /// one element no longer needs the whole tensor.
 Value extractElement(OpBuilder &b, Location loc, Value tensor,
                      ArrayRef<Value> indices, int depth = 0) {
-  constexpr int kMaxDepth = 4, kMaxBodyOps = 24;
+  constexpr int kMaxDepth = 4;
   auto generic = tensor.getDefiningOp<linalg::GenericOp>();
   auto elementwise = [&] {
     if (!generic || depth == kMaxDepth || generic.getNumResults() != 1 ||
@@ -316,7 +331,7 @@ Value extractElement(OpBuilder &b, Location loc, Value tensor,
         generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)))
       return false;
     Block &body = generic.getRegion().front();
-    if (int64_t(body.getOperations().size()) > kMaxBodyOps + 1)
+    if (int64_t(body.getOperations().size()) > kMaxRecomputedOps + 1)
       return false;
     for (Operation &op : body.without_terminator())
       if (!isPure(&op) || isa<linalg::IndexOp>(op) || op.getNumRegions())
@@ -335,11 +350,8 @@ Value extractElement(OpBuilder &b, Location loc, Value tensor,
       mapping.map(argument, input->get());
       continue;
     }
-    SmallVector<Value> at;
-    for (AffineExpr result : generic.getMatchingIndexingMap(input).getResults())
-      at.push_back(isa<AffineDimExpr>(result)
-                       ? indices[cast<AffineDimExpr>(result).getPosition()]
-                       : arith::ConstantIndexOp::create(b, loc, 0).getResult());
+    SmallVector<Value> at =
+        operandIndices(b, loc, generic.getMatchingIndexingMap(input), indices);
     mapping.map(argument, extractElement(b, loc, input->get(), at, depth + 1));
   }
   Block &body = generic.getRegion().front();
@@ -460,15 +472,13 @@ struct SumOfOneHotToExtract : OpRewritePattern<linalg::GenericOp> {
                 ? arith::SelectOp::create(b, loc, valid, t, zero).getResult()
                 : linalg::IndexOp::create(b, loc, d < *loop ? d : d - 1)
                       .getResult());
-      for (OpOperand *input : gathered) {
-        SmallVector<Value> at;
-        for (AffineExpr result : sum.getMatchingIndexingMap(input).getResults())
-          at.push_back(isa<AffineDimExpr>(result)
-                           ? indices[cast<AffineDimExpr>(result).getPosition()]
-                           : zero);
-        mapping.map(sum.getMatchingBlockArgument(input),
-                    extractElement(b, loc, input->get(), at));
-      }
+      for (OpOperand *input : gathered)
+        mapping.map(
+            sum.getMatchingBlockArgument(input),
+            extractElement(b, loc, input->get(),
+                           operandIndices(b, loc,
+                                          sum.getMatchingIndexingMap(input),
+                                          indices)));
       for (Operation &op : body.without_terminator()) {
         if (&op == add.getOperation())
           continue;
