@@ -143,6 +143,15 @@ TEST(Matmul, OverwriteOrAccumulate) {
   }
 }
 
+TEST(Matmul, PiecesCoverC) {
+  // Cut into three pieces of 336 rows (or columns) and a last one of 292, on
+  // the thread pool.
+  for (bool accumulate : {true, false}) {
+    checkWide<float>(gacc_cpu_matmul_f32, 1300, 200, 100, 1, accumulate);
+    checkWide<float>(gacc_cpu_matmul_f32, 200, 1300, 100, 1, accumulate);
+  }
+}
+
 /// f32 C = op(A) · op(B) into a contiguous C, with A's elements `aInner`
 /// apart along its rows (a convolution weight's tap: [F, C] of
 /// [F, C, 3, 3], 9 apart) and B column-major (its rows 1 apart): the
