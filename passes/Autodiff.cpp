@@ -27,12 +27,70 @@ struct AutodiffPass : public gacc::impl::AutodiffBase<AutodiffPass> {
 };
 } // namespace
 
+/// `x + y` when both are zero pads that place their inputs side by side
+/// along one axis (the gradients of `q, k, v = qkv.split(C, dim=2)`): the
+/// inputs joined, padded once, instead of zero-filled tensors added.
+/// Null otherwise.
+static Value joinAdjacentPads(OpBuilder &b, Location loc, Value x, Value y) {
+  auto first = x.getDefiningOp<PadOp>(), second = y.getDefiningOp<PadOp>();
+  if (!first || !second || first.getType() != second.getType())
+    return Value();
+  std::optional<int64_t> axis;
+  for (int64_t d = 0, rank = first.getType().getRank(); d < rank; ++d)
+    if (first.getLow()[d] != second.getLow()[d] ||
+        first.getHigh()[d] != second.getHigh()[d]) {
+      if (axis)
+        return Value();
+      axis = d;
+    }
+  if (!axis)
+    return Value();
+  if (second.getLow()[*axis] < first.getLow()[*axis])
+    std::swap(first, second);
+  if (first.getLow()[*axis] + first.getInput().getType().getDimSize(*axis) !=
+      second.getLow()[*axis])
+    return Value();
+  // A join of earlier pads along the same axis is extended, not nested.
+  SmallVector<Value> inputs;
+  for (PadOp pad : {first, second}) {
+    auto joined = pad.getInput().getDefiningOp<ConcatOp>();
+    if (joined && static_cast<int64_t>(joined.getAxis()) == *axis && joined->hasOneUse())
+      llvm::append_range(inputs, joined.getInputs());
+    else
+      inputs.push_back(pad.getInput());
+  }
+  SmallVector<int64_t> low(first.getLow()), high(second.getHigh());
+  SmallVector<int64_t> shape(first.getType().getShape());
+  shape[*axis] -= low[*axis] + high[*axis];
+  Value joined = ConcatOp::create(
+      b, loc, first.getType().clone(shape), inputs, *axis);
+  if (llvm::all_of(low, [](int64_t n) { return n == 0; }) &&
+      llvm::all_of(high, [](int64_t n) { return n == 0; }))
+    return joined;
+  return buildPad(b, loc, joined, low, high);
+}
+
 /// Adds `grad` to the gradient recorded for `value`.
 static void accumulate(OpBuilder &b, DenseMap<Value, Value> &adjoints,
                        Value value, Value grad) {
   auto [it, inserted] = adjoints.try_emplace(value, grad);
-  if (!inserted)
+  if (inserted)
+    return;
+  Value sum = joinAdjacentPads(b, grad.getLoc(), it->second, grad);
+  if (!sum) {
     it->second = AddOp::create(b, grad.getLoc(), it->second, grad);
+    return;
+  }
+  // The pads the join replaces, and an earlier join it extended.
+  for (Value replaced : {it->second, grad}) {
+    auto pad = replaced.getDefiningOp<PadOp>();
+    auto joined = pad.getInput().getDefiningOp<ConcatOp>();
+    if (pad->use_empty())
+      pad->erase();
+    if (joined && joined->use_empty())
+      joined->erase();
+  }
+  it->second = sum;
 }
 
 FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,

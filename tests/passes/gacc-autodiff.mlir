@@ -240,3 +240,38 @@ gacc.train_step @t model @m batch_size 2 optimizer #gacc.sgd<lr = 0.1>
 // CHECK: %[[HOT:.*]] = gacc.one_hot %[[IDS]] : tensor<6xi32> -> tensor<6x5xf32>
 // CHECK: %[[ROWS:.*]] = gacc.reshape %{{.*}} : tensor<2x3x4xf32> -> tensor<6x4xf32>
 // CHECK: gacc.matmul %[[HOT]], %[[ROWS]] transpose_lhs {gacc.embedding_gradient} : tensor<6x5xf32>, tensor<6x4xf32> -> tensor<5x4xf32>
+
+// -----
+
+// The gradients of slices side by side along one axis (`q, k, v =
+// qkv.split(...)`) are joined, not zero pads added; slices with a gap
+// between them keep their pads and add.
+gacc.param @w : tensor<4x6xf32> = #gacc.init<normal, seed = 1>
+gacc.input @x : tensor<2x4xf32> features
+// CHECK-LABEL: func.func @m_grad
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<2x4xf32>
+  %w = gacc.load @w : tensor<4x6xf32>
+  %y = gacc.matmul %x, %w : tensor<2x4xf32>, tensor<4x6xf32> -> tensor<2x6xf32>
+  %q = gacc.slice %y offsets = [0, 0] sizes = [2, 2] : tensor<2x6xf32> -> tensor<2x2xf32>
+  %k = gacc.slice %y offsets = [0, 2] sizes = [2, 2] : tensor<2x6xf32> -> tensor<2x2xf32>
+  %v = gacc.slice %y offsets = [0, 4] sizes = [2, 2] : tensor<2x6xf32> -> tensor<2x2xf32>
+  %qk = gacc.mul %q, %k : tensor<2x2xf32>, tensor<2x2xf32>
+  %s = gacc.mul %qk, %v : tensor<2x2xf32>, tensor<2x2xf32>
+  %l = gacc.reduce_sum %s axes = [0, 1] : tensor<2x2xf32> -> tensor<f32>
+  %first = gacc.slice %w offsets = [0, 0] sizes = [1, 6] : tensor<4x6xf32> -> tensor<1x6xf32>
+  %third = gacc.slice %w offsets = [2, 0] sizes = [1, 6] : tensor<4x6xf32> -> tensor<1x6xf32>
+  %f = gacc.reduce_sum %first axes = [0, 1] : tensor<1x6xf32> -> tensor<f32>
+  %t = gacc.reduce_sum %third axes = [0, 1] : tensor<1x6xf32> -> tensor<f32>
+  %ft = gacc.add %f, %t : tensor<f32>, tensor<f32>
+  %total = gacc.add %l, %ft : tensor<f32>, tensor<f32>
+  return %total : tensor<f32>
+}
+// CHECK: %[[DT:.*]] = gacc.pad %{{.*}} low = [2, 0] high = [1, 0] : tensor<1x6xf32> -> tensor<4x6xf32>
+// CHECK: %[[DF:.*]] = gacc.pad %{{.*}} low = [0, 0] high = [3, 0] : tensor<1x6xf32> -> tensor<4x6xf32>
+// CHECK: %[[DFT:.*]] = gacc.add %[[DT]], %[[DF]]
+// CHECK-NOT: gacc.pad
+// CHECK: %[[DQKV:.*]] = gacc.concat %[[DQ:.*]], %[[DK:.*]], %[[DV:.*]] axis = 1 : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x6xf32>
+// CHECK: %[[DW:.*]] = gacc.matmul %{{.*}}, %[[DQKV]] transpose_lhs
+// CHECK: gacc.add %[[DFT]], %[[DW]]
+gacc.train_step @t model @m batch_size 2 optimizer #gacc.sgd<lr = 0.1>
