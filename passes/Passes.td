@@ -260,9 +260,12 @@ def Autodiff : GaccPass<"gacc-autodiff", "ModuleOp"> {
     constants compute); a rule takes the gradient of the op's first result
     (the loss must not depend on the others, such as batch norm's running
     statistics). Gradients of values used several times are summed, and
-    parameters the loss does not depend on get zeros. The forward's
-    `gacc.assign` ops stay in the gradient function. An op on a path from a parameter to the loss that has no
-    rule is an error. The backward starts from 1, from `gacc.loss_scale`
+    parameters the loss does not depend on get zeros. The gradients of
+    slices side by side along one axis (`q, k, v = qkv.split(C, dim=2)`)
+    are joined with `gacc.concat` instead: summed as zero pads, they cost
+    GPT-2 three zero-filled tensors and two additions a layer. The
+    forward's `gacc.assign` ops stay in the gradient function. An op on a
+    path from a parameter to the loss that has no rule is an error. The backward starts from 1, from `gacc.loss_scale`
     when the step uses dynamic loss scaling (`f16`), so the gradients come
     out scaled, or, for a micro-batch, from a trailing scalar argument (the
     loss scale over the global batch's count, which `gacc-accumulate`
