@@ -54,7 +54,8 @@ static Value joinAdjacentPads(OpBuilder &b, Location loc, Value x, Value y) {
   SmallVector<Value> inputs;
   for (PadOp pad : {first, second}) {
     auto joined = pad.getInput().getDefiningOp<ConcatOp>();
-    if (joined && static_cast<int64_t>(joined.getAxis()) == *axis && joined->hasOneUse())
+    if (joined && static_cast<int64_t>(joined.getAxis()) == *axis &&
+        joined->hasOneUse())
       llvm::append_range(inputs, joined.getInputs());
     else
       inputs.push_back(pad.getInput());
@@ -62,8 +63,8 @@ static Value joinAdjacentPads(OpBuilder &b, Location loc, Value x, Value y) {
   SmallVector<int64_t> low(first.getLow()), high(second.getHigh());
   SmallVector<int64_t> shape(first.getType().getShape());
   shape[*axis] -= low[*axis] + high[*axis];
-  Value joined = ConcatOp::create(
-      b, loc, first.getType().clone(shape), inputs, *axis);
+  Value joined =
+      ConcatOp::create(b, loc, first.getType().clone(shape), inputs, *axis);
   if (llvm::all_of(low, [](int64_t n) { return n == 0; }) &&
       llvm::all_of(high, [](int64_t n) { return n == 0; }))
     return joined;
@@ -76,21 +77,10 @@ static void accumulate(OpBuilder &b, DenseMap<Value, Value> &adjoints,
   auto [it, inserted] = adjoints.try_emplace(value, grad);
   if (inserted)
     return;
+  // The pads a join replaces may be other values' gradients too (an add's
+  // rule passes its result's on): the end's sweep of dead ops erases them.
   Value sum = joinAdjacentPads(b, grad.getLoc(), it->second, grad);
-  if (!sum) {
-    it->second = AddOp::create(b, grad.getLoc(), it->second, grad);
-    return;
-  }
-  // The pads the join replaces, and an earlier join it extended.
-  for (Value replaced : {it->second, grad}) {
-    auto pad = replaced.getDefiningOp<PadOp>();
-    auto joined = pad.getInput().getDefiningOp<ConcatOp>();
-    if (pad->use_empty())
-      pad->erase();
-    if (joined && joined->use_empty())
-      joined->erase();
-  }
-  it->second = sum;
+  it->second = sum ? sum : AddOp::create(b, grad.getLoc(), it->second, grad);
 }
 
 FailureOr<func::FuncOp> gacc::buildGradientFunction(func::FuncOp model,

@@ -265,11 +265,11 @@ def Autodiff : GaccPass<"gacc-autodiff", "ModuleOp"> {
     are joined with `gacc.concat` instead: summed as zero pads, they cost
     GPT-2 three zero-filled tensors and two additions a layer. The
     forward's `gacc.assign` ops stay in the gradient function. An op on a
-    path from a parameter to the loss that has no rule is an error. The backward starts from 1, from `gacc.loss_scale`
-    when the step uses dynamic loss scaling (`f16`), so the gradients come
-    out scaled, or, for a micro-batch, from a trailing scalar argument (the
-    loss scale over the global batch's count, which `gacc-accumulate`
-    passes in).
+    path from a parameter to the loss that has no rule is an error. The
+    backward starts from 1, from `gacc.loss_scale` when the step uses
+    dynamic loss scaling (`f16`), so the gradients come out scaled, or, for
+    a micro-batch, from a trailing scalar argument (the loss scale over the
+    global batch's count, which `gacc-accumulate` passes in).
 
     ```mlir
     func.func @m() -> tensor<f32> {

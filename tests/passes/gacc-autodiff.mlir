@@ -275,3 +275,33 @@ func.func @m() -> tensor<f32> {
 // CHECK: %[[DW:.*]] = gacc.matmul %{{.*}}, %[[DQKV]] transpose_lhs
 // CHECK: gacc.add %[[DFT]], %[[DW]]
 gacc.train_step @t model @m batch_size 2 optimizer #gacc.sgd<lr = 0.1>
+
+// -----
+
+// A pad that a join replaces can be another value's gradient too: an add
+// passes its result's gradient (a slice's pad) to both operands, and only
+// %y's joins with the other slice's.
+gacc.param @w : tensor<4x6xf32> = #gacc.init<normal, seed = 1>
+gacc.param @c : tensor<2x6xf32> = #gacc.init<normal, seed = 2>
+gacc.input @x : tensor<2x4xf32> features
+// CHECK-LABEL: func.func @m_grad
+func.func @m() -> tensor<f32> {
+  %x = gacc.load @x : tensor<2x4xf32>
+  %w = gacc.load @w : tensor<4x6xf32>
+  %c = gacc.load @c : tensor<2x6xf32>
+  %y = gacc.matmul %x, %w : tensor<2x4xf32>, tensor<4x6xf32> -> tensor<2x6xf32>
+  %t = gacc.add %y, %c : tensor<2x6xf32>, tensor<2x6xf32>
+  %a = gacc.slice %t offsets = [0, 0] sizes = [2, 3] : tensor<2x6xf32> -> tensor<2x3xf32>
+  %b = gacc.slice %y offsets = [0, 3] sizes = [2, 3] : tensor<2x6xf32> -> tensor<2x3xf32>
+  %ab = gacc.mul %a, %b : tensor<2x3xf32>, tensor<2x3xf32>
+  %l = gacc.reduce_sum %ab axes = [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+// CHECK: %[[ONES:.*]] = gacc.broadcast %{{.*}} -> tensor<2x3xf32>
+// CHECK: %[[DA:.*]] = gacc.mul %[[ONES]], %{{.*}} : tensor<2x3xf32>
+// CHECK: %[[DB:.*]] = gacc.mul %[[ONES]], %{{.*}} : tensor<2x3xf32>
+// CHECK: %[[DC:.*]] = gacc.pad %[[DA]] low = [0, 0] high = [0, 3] : tensor<2x3xf32> -> tensor<2x6xf32>
+// CHECK: %[[DY:.*]] = gacc.concat %[[DA]], %[[DB]] axis = 1
+// CHECK: %[[DW:.*]] = gacc.matmul %{{.*}}, %[[DY]] transpose_lhs
+// CHECK: return %{{.*}}, %[[DW]], %[[DC]]
+gacc.train_step @t model @m batch_size 2 optimizer #gacc.sgd<lr = 0.1>

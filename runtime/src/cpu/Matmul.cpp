@@ -102,6 +102,8 @@ void forEachBlock(int64_t rank, const int64_t *sizes, int64_t k, F body) {
   int64_t pieces = std::clamp<int64_t>(
       m * n * std::max<int64_t>(k, 1) / kMinBlockWork, 1,
       std::min(wanted, std::max<int64_t>(extent / kMinBlockExtent, 1)));
+  if (pieces > 1)
+    pieces -= pieces % 2;
   int64_t step = (extent + pieces - 1) / pieces;
   step = std::max<int64_t>((step + 15) / 16 * 16, 1);
   int64_t perBatch = std::max<int64_t>((extent + step - 1) / step, 1);
