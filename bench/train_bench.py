@@ -7,8 +7,9 @@ with --models ...,gpt2_small GPT-2-small's shapes (examples/make_gpt.py: vocab 5
 (forward, backward, AdamW) for gacc (`gacc run`, synthetic data, JIT) and
 PyTorch eager with the same model, batch and thread count, their ratio, and
 each one's model FLOP utilization against the sgemm rate (1024^3, the same
-threads) this machine measures just before and after that side's run. The bf16 rows are gacc's `--precision bf16` against PyTorch
-under torch.autocast("cpu", dtype=torch.bfloat16).
+threads) this machine measures just before and after that side's run. The
+bf16 rows are gacc's `--precision bf16` against PyTorch under
+torch.autocast("cpu", dtype=torch.bfloat16).
 
 usage: bench/train_bench.py [--gacc build/bin/gacc] [--threads 2] [--steps 60]
                             [--models mlp,gpt_mini,gpt2_small] [--no-bf16]
